@@ -1,0 +1,199 @@
+import { z } from 'zod';
+import type { Clock } from './clock.js';
+import { type FieldIssue, IntentValidationError } from './errors.js';
+import { type Channel, ChannelSchema, type PurposePolicy, type PurposeRegistry } from './purposes.js';
+
+/** Identifiers that become part of a dedupe key: no `:` (the key separator), no spaces, bounded. */
+export const IdentifierSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._@+-]*$/, 'must be 1-128 characters of letters, digits and . _ @ + -');
+
+const MAX_INTENT_BYTES = 64 * 1024;
+const MAX_DATA_BYTES = 16 * 1024;
+const MAX_EXPIRY_MS = 366 * 86_400_000;
+
+const JsonValue: z.ZodType<unknown> = z.lazy(() =>
+  z.union([
+    z.string().max(4096),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z.array(JsonValue).max(200),
+    z.record(z.string().max(64), JsonValue),
+  ]),
+);
+
+export const AttachmentRefSchema = z.strictObject({
+  /** Immutable reference (s3://bucket/key?versionId=… or https://…); fetched and verified at dispatch. */
+  uri: z
+    .string()
+    .max(2048)
+    .regex(/^(s3|https?|file):\/\/\S+$/, 'must be an s3://, https:// or file:// reference'),
+  sha256: z.string().regex(/^[a-f0-9]{64}$/, 'must be 64 lowercase hex characters'),
+  filename: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[^/\\\u0000-\u001f]+$/, 'must not contain path separators or control characters'),
+  contentType: z.string().regex(/^[a-z]+\/[a-z0-9.+-]+$/i, 'must be a MIME type such as application/pdf'),
+});
+export type AttachmentRef = z.infer<typeof AttachmentRefSchema>;
+
+export const IntentSchemaV1 = z.strictObject({
+  version: z.literal(1).default(1),
+  /** The immutable business event: password-reset challenge, order, report. */
+  eventId: IdentifierSchema,
+  purpose: z.string().min(1).max(48),
+  recipient: z.strictObject({
+    /** Opaque reference to the recipient (user id). The only recipient field the ledger keeps. */
+    ref: IdentifierSchema,
+    email: z.email().max(254).optional(),
+    phone: z
+      .string()
+      .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +15555550123')
+      .optional(),
+  }),
+  channels: z
+    .array(ChannelSchema)
+    .min(1)
+    .max(2)
+    .refine((c) => new Set(c).size === c.length, 'must not repeat a channel'),
+  delivery: z.enum(['all', 'fallback']).optional(),
+  template: z.strictObject({
+    id: IdentifierSchema,
+    revision: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,32}$/, 'must be 1-32 characters of letters, digits and . _ -'),
+  }),
+  locale: z
+    .string()
+    .regex(/^[a-z]{2,3}(-[A-Z][A-Za-z]{1,3})?$/, 'must look like en, pt or pt-BR')
+    .optional(),
+  data: z.record(z.string().max(64), JsonValue).optional(),
+  /** Values rendered into the message and never persisted or logged (reset tokens, OTPs). */
+  secrets: z.record(z.string().max(64), z.string().min(1).max(2048)).optional(),
+  expiresAt: z.iso.datetime({ offset: true }).optional(),
+  attachments: z.array(AttachmentRefSchema).max(5).optional(),
+  tenant: IdentifierSchema.default('default'),
+  /** The caller's own id for this intent; informational only, never part of the dedupe key. */
+  intentId: z.string().max(128).optional(),
+  /** Set only on an operator-approved resend: a new logical message explicitly linked to the old key. */
+  resendOf: z
+    .strictObject({
+      dedupeKey: z.string().min(1).max(512),
+      decisionId: IdentifierSchema,
+    })
+    .optional(),
+});
+
+export type Intent = z.output<typeof IntentSchemaV1>;
+export type IntentInput = z.input<typeof IntentSchemaV1>;
+
+/** An intent that passed the boundary, with its purpose policy resolved. */
+export interface ValidIntent {
+  intent: Intent;
+  policy: PurposePolicy;
+  delivery: 'all' | 'fallback';
+  /** Epoch ms, when the intent carries an expiry. */
+  expiresAtMs?: number;
+}
+
+const fieldOf = (path: readonly PropertyKey[]): string =>
+  path.length === 0 ? '(root)' : path.map(String).join('.');
+
+const tooLarge = (value: unknown, limit: number): boolean =>
+  Buffer.byteLength(JSON.stringify(value ?? null)) > limit;
+
+/**
+ * Validates one intent at the boundary. Accepts the raw SQS body (string) or an already-parsed value.
+ * Every rejection names the field and the reason, and never echoes the offending value.
+ */
+export const parseIntent = (
+  raw: unknown,
+  deps: { purposes: PurposeRegistry; clock: Clock },
+): { ok: true; value: ValidIntent } | { ok: false; error: IntentValidationError } => {
+  const fail = (issues: FieldIssue[]) => ({ ok: false as const, error: new IntentValidationError(issues) });
+  let candidate = raw;
+  if (typeof raw === 'string') {
+    if (Buffer.byteLength(raw) > MAX_INTENT_BYTES)
+      return fail([{ field: '(root)', message: `message is larger than ${MAX_INTENT_BYTES} bytes` }]);
+    try {
+      candidate = JSON.parse(raw);
+    } catch {
+      return fail([{ field: '(root)', message: 'body is not valid JSON' }]);
+    }
+  }
+  if (candidate === null || typeof candidate !== 'object' || Array.isArray(candidate))
+    return fail([{ field: '(root)', message: 'intent must be a JSON object' }]);
+
+  const parsed = IntentSchemaV1.safeParse(candidate);
+  if (!parsed.success) {
+    return fail(
+      parsed.error.issues.map((issue) => ({
+        field: fieldOf(issue.path),
+        message: issue.message.slice(0, 200),
+      })),
+    );
+  }
+  const intent = parsed.data;
+  const issues: FieldIssue[] = [];
+  const policy = deps.purposes.find(intent.purpose);
+  if (!policy) {
+    issues.push({
+      field: 'purpose',
+      message: `is not a registered purpose (${deps.purposes.names().join(', ')})`,
+    });
+  }
+  if (tooLarge(intent.data, MAX_DATA_BYTES))
+    issues.push({ field: 'data', message: `is larger than ${MAX_DATA_BYTES} bytes` });
+  for (const channel of intent.channels) {
+    if (channel === 'email' && !intent.recipient.email)
+      issues.push({ field: 'recipient.email', message: 'is required when channels include email' });
+    if (channel === 'sms' && !intent.recipient.phone)
+      issues.push({ field: 'recipient.phone', message: 'is required when channels include sms' });
+  }
+  const delivery = intent.delivery ?? policy?.defaultDelivery ?? 'all';
+  if (delivery === 'fallback' && intent.channels.length < 2)
+    issues.push({
+      field: 'channels',
+      message: 'fallback delivery needs at least two channels, in fallback order',
+    });
+  let expiresAtMs: number | undefined;
+  if (intent.expiresAt) {
+    expiresAtMs = Date.parse(intent.expiresAt);
+    const now = deps.clock.now();
+    if (expiresAtMs <= now) issues.push({ field: 'expiresAt', message: 'is already in the past' });
+    else if (expiresAtMs - now > MAX_EXPIRY_MS)
+      issues.push({ field: 'expiresAt', message: 'is more than 366 days ahead' });
+  } else if (policy?.expiryRequired) {
+    issues.push({ field: 'expiresAt', message: `is required for purpose ${intent.purpose}` });
+  }
+  if (policy && intent.attachments?.length) {
+    if (policy.attachments === 'forbidden')
+      issues.push({ field: 'attachments', message: `are not allowed for purpose ${intent.purpose}` });
+    else if (!intent.channels.includes('email'))
+      issues.push({
+        field: 'attachments',
+        message: 'need the email channel; SMS never carries an attachment',
+      });
+  }
+  if (
+    policy?.attachments === 'required-on-email' &&
+    intent.channels.includes('email') &&
+    !intent.attachments?.length
+  )
+    issues.push({
+      field: 'attachments',
+      message: `purpose ${intent.purpose} requires an attachment on email`,
+    });
+  if (issues.length > 0 || !policy) return fail(issues);
+  return {
+    ok: true,
+    value: { intent, policy, delivery, ...(expiresAtMs !== undefined ? { expiresAtMs } : {}) },
+  };
+};
+
+/** The channels an intent asks for, in the order the caller gave them (fallback order). */
+export const channelsOf = (intent: Intent): Channel[] => [...intent.channels];

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { ConfigurationError } from './errors.js';
+
+export const ChannelSchema = z.enum(['email', 'sms']);
+export type Channel = z.infer<typeof ChannelSchema>;
+
+/**
+ * A purpose is a registered policy for one kind of message. Its version is recorded on every claim so
+ * an auditor can tell which rules were in force when a message was attempted.
+ */
+export const PurposePolicySchema = z.strictObject({
+  purpose: z.string().regex(/^[a-z][a-z0-9-]{1,47}$/),
+  policyVersion: z.string().min(1).max(32),
+  /** true: a new template revision is a new notification (receipts); false: it is not (resets). */
+  templateRevisionInKey: z.boolean(),
+  expiryRequired: z.boolean(),
+  /** Provider attempts per claim, first one included. A retry reuses the key and the content hash. */
+  maxAttempts: z.number().int().min(1).max(20),
+  /** How long an `unknown` row may wait for evidence before it is quarantined for a human. */
+  ambiguityDeadlineSeconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400),
+  /** Used when the intent does not say `delivery`. */
+  defaultDelivery: z.enum(['all', 'fallback']),
+  /** `email-only`: attachments ride on email and are dropped from SMS; `forbidden`: an intent with one is invalid. */
+  attachments: z.enum(['forbidden', 'email-only', 'required-on-email']),
+  /** Days a ledger row is kept after it becomes terminal (the archive keeps the history longer). */
+  retentionDays: z.number().int().min(1).max(3650),
+});
+export type PurposePolicy = z.infer<typeof PurposePolicySchema>;
+
+export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
+  {
+    purpose: 'password-reset',
+    policyVersion: 'password-reset/1',
+    templateRevisionInKey: false,
+    expiryRequired: true,
+    maxAttempts: 3,
+    ambiguityDeadlineSeconds: 15 * 60,
+    defaultDelivery: 'all',
+    attachments: 'forbidden',
+    retentionDays: 30,
+  },
+  {
+    purpose: 'receipt',
+    policyVersion: 'receipt/1',
+    templateRevisionInKey: true,
+    expiryRequired: false,
+    maxAttempts: 5,
+    ambiguityDeadlineSeconds: 24 * 3600,
+    defaultDelivery: 'all',
+    attachments: 'email-only',
+    retentionDays: 400,
+  },
+  {
+    purpose: 'health-report',
+    policyVersion: 'health-report/1',
+    templateRevisionInKey: false,
+    expiryRequired: false,
+    maxAttempts: 4,
+    ambiguityDeadlineSeconds: 4 * 3600,
+    defaultDelivery: 'fallback',
+    attachments: 'required-on-email',
+    retentionDays: 400,
+  },
+];
+
+export class PurposeRegistry {
+  private readonly byName: Map<string, PurposePolicy>;
+  constructor(policies: readonly PurposePolicy[] = BUILT_IN_PURPOSES) {
+    this.byName = new Map(policies.map((p) => [p.purpose, PurposePolicySchema.parse(p)]));
+  }
+  /** Built-ins plus (and overridden by) extra policies, e.g. from deployment configuration. */
+  static withOverrides(extra: readonly unknown[]): PurposeRegistry {
+    const parsed = extra.map((p, i) => {
+      const result = PurposePolicySchema.safeParse(p);
+      if (!result.success)
+        throw new ConfigurationError(`purpose policy #${i} is invalid: ${result.error.message}`);
+      return result.data;
+    });
+    const merged = new Map(BUILT_IN_PURPOSES.map((p) => [p.purpose, p]));
+    for (const p of parsed) merged.set(p.purpose, p);
+    return new PurposeRegistry([...merged.values()]);
+  }
+  find(purpose: string): PurposePolicy | undefined {
+    return this.byName.get(purpose);
+  }
+  get(purpose: string): PurposePolicy {
+    const policy = this.byName.get(purpose);
+    if (!policy) throw new ConfigurationError(`purpose "${purpose}" is not registered`);
+    return policy;
+  }
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+}

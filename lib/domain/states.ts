@@ -1,0 +1,86 @@
+/**
+ * The delivery state machine, as data. Code (the ledger adapter's condition checks, the dispatcher,
+ * the reconciler) and tests both read this one table; nothing else decides what may follow what.
+ *
+ *   claimed ──► dispatching ──► accepted
+ *      │             │  ├─────► rejected
+ *      │             │  ├─────► retry_wait ──► dispatching (same key, same content hash)
+ *      │             │  └─────► unknown ──► accepted | rejected        (evidence)
+ *      │             │              │   └─► dispatching             (replay under a provider-enforced key)
+ *      │             │              └──► quarantined ──► resolved_* | superseded (operator)
+ *      └─► expired | suppressed | blocked | rejected (gates before any provider call)
+ */
+export const STATES = [
+  'claimed',
+  'dispatching',
+  'retry_wait',
+  'unknown',
+  'quarantined',
+  'accepted',
+  'rejected',
+  'expired',
+  'suppressed',
+  'blocked',
+  'invalid',
+  'resolved_accepted',
+  'resolved_rejected',
+  'superseded',
+] as const;
+
+export type DeliveryState = (typeof STATES)[number];
+
+/** States a row may be created in (the first history entry). */
+export const INITIAL_STATES: readonly DeliveryState[] = ['claimed', 'blocked', 'invalid'];
+
+export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[]>> = {
+  // claimed → claimed is a lease takeover: the previous owner's lease expired before it dispatched.
+  claimed: ['claimed', 'dispatching', 'expired', 'suppressed', 'blocked', 'rejected'],
+  dispatching: ['accepted', 'rejected', 'retry_wait', 'unknown'],
+  retry_wait: ['dispatching', 'expired', 'suppressed', 'rejected', 'retry_wait'],
+  // unknown leaves only through evidence (accepted/rejected/replay) or quarantine; never back to claimed.
+  unknown: [
+    'accepted',
+    'rejected',
+    'dispatching',
+    'quarantined',
+    'resolved_accepted',
+    'resolved_rejected',
+    'superseded',
+  ],
+  quarantined: ['accepted', 'rejected', 'resolved_accepted', 'resolved_rejected', 'superseded'],
+  accepted: [],
+  rejected: [],
+  expired: [],
+  suppressed: [],
+  blocked: [],
+  invalid: [],
+  resolved_accepted: [],
+  resolved_rejected: [],
+  superseded: [],
+};
+
+export const TERMINAL_STATES: readonly DeliveryState[] = STATES.filter((s) => TRANSITIONS[s].length === 0);
+
+/** Operator-decision outcomes: only a recorded human decision produces these. */
+export const OPERATOR_STATES: readonly DeliveryState[] = [
+  'resolved_accepted',
+  'resolved_rejected',
+  'superseded',
+];
+
+/** States that tell a fallback workflow the active channel definitively did not deliver. */
+export const DEFINITIVE_FAILURES: readonly DeliveryState[] = [
+  'rejected',
+  'expired',
+  'suppressed',
+  'blocked',
+  'resolved_rejected',
+];
+
+/** States that need a human or the reconciler; the ledger keeps them in its sparse attention index. */
+export const ATTENTION_STATES: readonly DeliveryState[] = ['unknown', 'quarantined', 'retry_wait'];
+
+export const isTerminal = (state: DeliveryState): boolean => TRANSITIONS[state].length === 0;
+
+export const canTransition = (from: DeliveryState, to: DeliveryState): boolean =>
+  TRANSITIONS[from].includes(to);

@@ -1,0 +1,142 @@
+import type { Channel } from '../domain/purposes.js';
+import type { DeliveryState } from '../domain/states.js';
+import type { TemplateOwner } from '../templates/port.js';
+
+/** One entry of a row's append-only history. Short field names keep a full happy path under 1 KB. */
+export interface TransitionEntry {
+  /** The state entered. */
+  s: DeliveryState;
+  /** Epoch ms. */
+  at: number;
+  /** Worker id (`dispatch:<instance>`), `reconciler:<run>`, `evidence:<source>` or `operator:<id>`. */
+  by: string;
+  /** Why, in a short machine-readable phrase (`provider_timeout_after_send`, `lease_takeover`). */
+  why?: string;
+  /** Transport request/message id, when the transition carries one. */
+  msg?: string;
+  /** Provider attempt number this transition belongs to. */
+  n?: number;
+}
+
+/** The current state of one logical message on one channel, with its full history. No secrets, no addresses. */
+export interface DeliveryRecord {
+  /** Readable dedupe key; the partition key. */
+  pk: string;
+  /** Row kind: `delivery` (one logical message on one channel), `blocked` (a refused content mismatch), `invalid`. */
+  kind: 'delivery' | 'blocked' | 'invalid';
+  idempotencyKey: string;
+  state: DeliveryState;
+  version: number;
+  tenant: string;
+  purpose: string;
+  eventId: string;
+  recipientRef: string;
+  channel: Channel;
+  logicalKey: string;
+  contentHash: string;
+  policyVersion: string;
+  templateId: string;
+  templateRevision: string;
+  templateOwner: TemplateOwner;
+  /** Transport name (`ses`, `rest`, …) once one was chosen. */
+  transport?: string;
+  providerMessageId?: string;
+  attempts: number;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt?: number;
+  leaseOwner?: string;
+  leaseUntil?: number;
+  nextAttemptAt?: number;
+  /** Sparse attention index: present only while the row needs the reconciler or a human. */
+  attn?: string;
+  attnAt?: number;
+  /** DynamoDB TTL (epoch seconds), set when the row becomes terminal. */
+  ttl?: number;
+  resendOf?: string;
+  supersededBy?: string;
+  /** For `blocked` rows: the key whose content did not match. */
+  blockedAgainst?: string;
+  /** For `invalid` rows: the structured validation issues (field + message, never values). */
+  issues?: Array<{ field: string; message: string }>;
+  /** Evidence events already recorded (provider event ids), so a repeated event is recorded once. */
+  evidenceIds?: string[];
+  history: TransitionEntry[];
+}
+
+export type ClaimResult =
+  | { kind: 'claimed'; record: DeliveryRecord; consumedWriteUnits: number }
+  | { kind: 'conflict'; existing: DeliveryRecord; consumedWriteUnits: number };
+
+export interface TransitionRequest {
+  pk: string;
+  /** The state the caller believes the row is in; the write is conditioned on it and on `expectedVersion`. */
+  from: DeliveryState;
+  expectedVersion: number;
+  to: DeliveryState;
+  by: string;
+  why?: string;
+  /** Extra attributes set with the transition (provider id, transport, attempts, lease, next attempt). */
+  set?: Partial<
+    Pick<
+      DeliveryRecord,
+      | 'transport'
+      | 'providerMessageId'
+      | 'attempts'
+      | 'leaseOwner'
+      | 'leaseUntil'
+      | 'nextAttemptAt'
+      | 'supersededBy'
+      | 'contentHash'
+    >
+  >;
+  /** Extra condition: the current lease must have expired before this time (takeovers, stale dispatching). */
+  leaseExpiredBefore?: number;
+  /** Provider event id recorded with this transition (evidence), refused if already present. */
+  evidenceId?: string;
+  now: number;
+}
+
+export type TransitionResult =
+  | { kind: 'ok'; record: DeliveryRecord; consumedWriteUnits: number }
+  | { kind: 'stale'; current?: DeliveryRecord; consumedWriteUnits: number };
+
+export interface AttentionPage {
+  items: DeliveryRecord[];
+  cursor?: string;
+  consumedReadUnits: number;
+}
+
+/** The fallback workflow's pointer: which channel of a logical notification may be active. */
+export interface FallbackFlow {
+  pk: string;
+  order: Channel[];
+  activeIndex: number;
+  version: number;
+}
+
+export interface Ledger {
+  /** Conditional put: the row is created only if no row has this key. A conflict returns the existing row. */
+  claim(record: DeliveryRecord): Promise<ClaimResult>;
+  /** Version- and state-conditioned transition that appends one history entry. Never unconditional. */
+  transition(request: TransitionRequest): Promise<TransitionResult>;
+  get(pk: string, consistent?: boolean): Promise<DeliveryRecord | undefined>;
+  /** Rows in the sparse attention index for one state, oldest first. */
+  listAttention(state: DeliveryState, options?: { limit?: number; cursor?: string }): Promise<AttentionPage>;
+  /** Rows of one business event (for `status <eventId>`). A paginated scan: operator use only, never on a hot path. */
+  findByEvent(eventId: string): Promise<DeliveryRecord[]>;
+  /** Creates the fallback pointer if absent and returns the current one. */
+  openFlow(pk: string, order: Channel[]): Promise<FallbackFlow>;
+  /** Moves the pointer from `fromIndex` to `fromIndex + 1`, conditioned on it still being `fromIndex`. */
+  advanceFlow(pk: string, fromIndex: number, expectedVersion: number): Promise<FallbackFlow | undefined>;
+  getFlow(pk: string): Promise<FallbackFlow | undefined>;
+}
+
+export interface SuppressionList {
+  isSuppressed(
+    tenant: string,
+    recipientRef: string,
+    channel: Channel,
+  ): Promise<{ suppressed: boolean; reason?: string }>;
+  suppress(tenant: string, recipientRef: string, channel: Channel | '*', reason: string): Promise<void>;
+}
