@@ -36,7 +36,7 @@ export const AttachmentRefSchema = z.strictObject({
     .string()
     .min(1)
     .max(255)
-    .regex(/^[^/\\\u0000-\u001f]+$/, 'must not contain path separators or control characters'),
+    .regex(/^[\p{L}\p{N} ._()+-]+$/u, 'must be letters, digits, spaces and . _ ( ) + - only'),
   contentType: z.string().regex(/^[a-z]+\/[a-z0-9.+-]+$/i, 'must be a MIME type such as application/pdf'),
 });
 export type AttachmentRef = z.infer<typeof AttachmentRefSchema>;
