@@ -1,0 +1,30 @@
+/**
+ * Metric names shared by the functions that emit them (Powertools EMF) and the CDK alarms that watch
+ * them. Every function runs with POWERTOOLS_SERVICE_NAME = SERVICE_NAME, so Powertools adds the
+ * dimension `service: SERVICE_NAME` to every metric; alarms use the same dimension.
+ */
+export const METRICS_NAMESPACE = 'Sendproof';
+export const SERVICE_NAME = 'sendproof';
+
+export const METRIC = {
+  /** Dispatcher: one per record outcome, with the outcome as metric name. */
+  intentsInvalid: 'IntentsInvalid',
+  claims: 'Claims',
+  claimConflicts: 'ClaimConflicts',
+  accepted: 'Accepted',
+  rejected: 'Rejected',
+  unknown: 'UnknownOutcomes',
+  expired: 'Expired',
+  suppressed: 'Suppressed',
+  blocked: 'ContentMismatchBlocked',
+  retries: 'TransportRetries',
+  /** Reconciler (per run). */
+  oldestUnknownAgeSeconds: 'OldestUnknownAgeSeconds',
+  unknownRows: 'UnknownRows',
+  quarantinedRows: 'QuarantinedRows',
+  resolutions: 'Resolutions',
+  quarantines: 'Quarantines',
+  manualDecisions: 'ManualDecisions',
+  /** Archiver. */
+  transitionsArchived: 'TransitionsArchived',
+} as const;
