@@ -88,6 +88,7 @@ export interface TransitionRequest {
       | 'nextAttemptAt'
       | 'supersededBy'
       | 'contentHash'
+      | 'ttl'
     >
   >;
   /** Extra condition: the current lease must have expired before this time (takeovers, stale dispatching). */
@@ -126,10 +127,14 @@ export interface Ledger {
   /** Rows of one business event (for `status <eventId>`). A paginated scan: operator use only, never on a hot path. */
   findByEvent(eventId: string): Promise<DeliveryRecord[]>;
   /** Creates the fallback pointer if absent and returns the current one. */
-  openFlow(pk: string, order: Channel[]): Promise<FallbackFlow>;
+  openFlow(logicalKey: string, order: Channel[]): Promise<FallbackFlow>;
   /** Moves the pointer from `fromIndex` to `fromIndex + 1`, conditioned on it still being `fromIndex`. */
-  advanceFlow(pk: string, fromIndex: number, expectedVersion: number): Promise<FallbackFlow | undefined>;
-  getFlow(pk: string): Promise<FallbackFlow | undefined>;
+  advanceFlow(
+    logicalKey: string,
+    fromIndex: number,
+    expectedVersion: number,
+  ): Promise<FallbackFlow | undefined>;
+  getFlow(logicalKey: string): Promise<FallbackFlow | undefined>;
 }
 
 export interface SuppressionList {

@@ -1,0 +1,329 @@
+import { ConditionalCheckFailedException, type ConsumedCapacity } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { TransitionRefusedError } from '../domain/errors.js';
+import type { Channel } from '../domain/purposes.js';
+import { ATTENTION_STATES, canTransition, type DeliveryState, INITIAL_STATES } from '../domain/states.js';
+import type {
+  AttentionPage,
+  ClaimResult,
+  DeliveryRecord,
+  FallbackFlow,
+  Ledger,
+  TransitionEntry,
+  TransitionRequest,
+  TransitionResult,
+} from './port.js';
+import { LEDGER_TABLE } from './tableDefinition.js';
+
+/** States in which a lease (owner + expiry) guards the row. */
+const LEASED_STATES: readonly DeliveryState[] = ['claimed', 'dispatching'];
+
+const FLOW_PREFIX = 'flow#';
+
+const units = (capacity: ConsumedCapacity | undefined): number => capacity?.CapacityUnits ?? 0;
+
+/**
+ * A failed condition returns the item as it stands (ReturnValuesOnConditionCheckFailure). The document
+ * client does not unmarshall exception payloads, so this does.
+ */
+const oldItemOf = (error: ConditionalCheckFailedException): Record<string, unknown> | undefined =>
+  error.Item ? (unmarshall(error.Item) as Record<string, unknown>) : undefined;
+
+const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
+  key ? Buffer.from(JSON.stringify(key)).toString('base64url') : undefined;
+
+const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined =>
+  cursor
+    ? (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>)
+    : undefined;
+
+/**
+ * The ledger on DynamoDB. Every write is conditional:
+ * - claim: `attribute_not_exists(pk)` — the unique constraint that picks one owner;
+ * - transition: `version = :expected AND state = :from` (plus lease expiry where asked) — so two workers
+ *   can never both move the same row, and a stale reader's write is refused.
+ * The happy path (claim → dispatching → accepted) is three single-item writes of under 1 KB each and
+ * touches no index: the attention index is written only when a row leaves the happy path.
+ */
+export class DynamoLedger implements Ledger {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async claim(record: DeliveryRecord): Promise<ClaimResult> {
+    const first = record.history[0];
+    if (record.version !== 1 || record.history.length !== 1 || !first || first.s !== record.state) {
+      throw new TransitionRefusedError(
+        'a new row starts at version 1 with exactly one history entry for its state',
+      );
+    }
+    if (!INITIAL_STATES.includes(record.state)) {
+      throw new TransitionRefusedError(`a row cannot be created in state ${record.state}`);
+    }
+    try {
+      const out = await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: record,
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      return { kind: 'claimed', record, consumedWriteUnits: units(out.ConsumedCapacity) };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        const existing = oldItemOf(error) as DeliveryRecord | undefined;
+        // The item existed when the condition was evaluated, so it is returned with the failure.
+        if (!existing) throw new Error(`claim conflict on ${record.pk} returned no existing row`);
+        // A refused conditional write still consumes one write unit (items here are under 1 KB).
+        return { kind: 'conflict', existing, consumedWriteUnits: 1 };
+      }
+      throw error;
+    }
+  }
+
+  async transition(request: TransitionRequest): Promise<TransitionResult> {
+    const { pk, from, to, expectedVersion, now } = request;
+    if (!canTransition(from, to)) {
+      throw new TransitionRefusedError(`transition ${from} → ${to} is not in the state table (row ${pk})`);
+    }
+    const entry: TransitionEntry = {
+      s: to,
+      at: now,
+      by: request.by,
+      ...(request.why ? { why: request.why } : {}),
+      ...(request.set?.providerMessageId ? { msg: request.set.providerMessageId } : {}),
+      ...(request.set?.attempts !== undefined ? { n: request.set.attempts } : {}),
+    };
+    const names: Record<string, string> = {
+      '#state': 'state',
+      '#version': 'version',
+      '#history': 'history',
+      '#updatedAt': 'updatedAt',
+    };
+    const values: Record<string, unknown> = {
+      ':to': to,
+      ':from': from,
+      ':expected': expectedVersion,
+      ':one': 1,
+      ':entry': [entry],
+      ':now': now,
+    };
+    const sets = [
+      '#state = :to',
+      '#version = #version + :one',
+      '#history = list_append(#history, :entry)',
+      '#updatedAt = :now',
+    ];
+    const removes: string[] = [];
+    for (const [key, value] of Object.entries(request.set ?? {})) {
+      if (value === undefined) continue;
+      names[`#${key}`] = key;
+      values[`:${key}`] = value;
+      sets.push(`#${key} = :${key}`);
+    }
+    names['#attn'] = 'attn';
+    names['#attnAt'] = 'attnAt';
+    if (ATTENTION_STATES.includes(to)) {
+      values[':attnAt'] = to === 'retry_wait' && request.set?.nextAttemptAt ? request.set.nextAttemptAt : now;
+      sets.push('#attn = :to', '#attnAt = :attnAt');
+    } else if (ATTENTION_STATES.includes(from)) {
+      removes.push('#attn', '#attnAt');
+    } else {
+      delete names['#attn'];
+      delete names['#attnAt'];
+    }
+    if (!LEASED_STATES.includes(to)) {
+      // Leaving the leased states: the lease means nothing any more; drop it rather than carry bytes.
+      for (const key of ['leaseOwner', 'leaseUntil'] as const) {
+        if (request.set?.[key] === undefined) {
+          names[`#${key}`] = key;
+          removes.push(`#${key}`);
+        }
+      }
+    }
+    if (to !== 'retry_wait' && request.set?.nextAttemptAt === undefined && from === 'retry_wait') {
+      names['#nextAttemptAt'] = 'nextAttemptAt';
+      removes.push('#nextAttemptAt');
+    }
+    const conditions = ['#version = :expected', '#state = :from'];
+    if (request.leaseExpiredBefore !== undefined) {
+      names['#leaseUntil'] = 'leaseUntil';
+      values[':leaseBefore'] = request.leaseExpiredBefore;
+      conditions.push('(attribute_not_exists(#leaseUntil) OR #leaseUntil < :leaseBefore)');
+    }
+    if (request.evidenceId) {
+      names['#evidenceIds'] = 'evidenceIds';
+      values[':evidence'] = [request.evidenceId];
+      values[':evidenceId'] = request.evidenceId;
+      values[':none'] = [];
+      sets.push('#evidenceIds = list_append(if_not_exists(#evidenceIds, :none), :evidence)');
+      conditions.push('(attribute_not_exists(#evidenceIds) OR NOT contains(#evidenceIds, :evidenceId))');
+    }
+    try {
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [LEDGER_TABLE.partitionKey]: pk },
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      return {
+        kind: 'ok',
+        record: out.Attributes as DeliveryRecord,
+        consumedWriteUnits: units(out.ConsumedCapacity),
+      };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        const current = oldItemOf(error) as DeliveryRecord | undefined;
+        return { kind: 'stale', ...(current ? { current } : {}), consumedWriteUnits: 1 };
+      }
+      throw error;
+    }
+  }
+
+  async get(pk: string, consistent = true): Promise<DeliveryRecord | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { [LEDGER_TABLE.partitionKey]: pk },
+        ConsistentRead: consistent,
+      }),
+    );
+    return out.Item as DeliveryRecord | undefined;
+  }
+
+  async listAttention(
+    state: DeliveryState,
+    options: { limit?: number; cursor?: string } = {},
+  ): Promise<AttentionPage> {
+    const startKey = decodeCursor(options.cursor);
+    const out = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: LEDGER_TABLE.attentionIndex.name,
+        KeyConditionExpression: '#attn = :state',
+        ExpressionAttributeNames: { '#attn': LEDGER_TABLE.attentionIndex.partitionKey },
+        ExpressionAttributeValues: { ':state': state },
+        ScanIndexForward: true,
+        Limit: options.limit ?? 25,
+        ReturnConsumedCapacity: 'TOTAL',
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    const cursor = encodeCursor(out.LastEvaluatedKey);
+    return {
+      items: (out.Items ?? []) as DeliveryRecord[],
+      ...(cursor ? { cursor } : {}),
+      consumedReadUnits: units(out.ConsumedCapacity),
+    };
+  }
+
+  async findByEvent(eventId: string): Promise<DeliveryRecord[]> {
+    const found: DeliveryRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: '#eventId = :eventId',
+          ExpressionAttributeNames: { '#eventId': 'eventId' },
+          ExpressionAttributeValues: { ':eventId': eventId },
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      found.push(...((out.Items ?? []) as DeliveryRecord[]));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return found.sort((a, b) => a.createdAt - b.createdAt || a.pk.localeCompare(b.pk));
+  }
+
+  async openFlow(logicalKey: string, order: Channel[]): Promise<FallbackFlow> {
+    const flow: FallbackFlow = { pk: `${FLOW_PREFIX}${logicalKey}`, order, activeIndex: 0, version: 1 };
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...flow, kind: 'flow' },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return flow;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        const existing = oldItemOf(error) as (FallbackFlow & { kind: string }) | undefined;
+        if (!existing) throw new Error(`fallback flow ${logicalKey} conflict returned no item`);
+        return {
+          pk: existing.pk,
+          order: existing.order,
+          activeIndex: existing.activeIndex,
+          version: existing.version,
+        };
+      }
+      throw error;
+    }
+  }
+
+  async advanceFlow(
+    logicalKey: string,
+    fromIndex: number,
+    expectedVersion: number,
+  ): Promise<FallbackFlow | undefined> {
+    try {
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [LEDGER_TABLE.partitionKey]: `${FLOW_PREFIX}${logicalKey}` },
+          UpdateExpression: 'SET #active = :next, #version = #version + :one',
+          ConditionExpression: '#active = :from AND #version = :expected AND size(#order) > :next',
+          ExpressionAttributeNames: { '#active': 'activeIndex', '#version': 'version', '#order': 'order' },
+          ExpressionAttributeValues: {
+            ':from': fromIndex,
+            ':next': fromIndex + 1,
+            ':expected': expectedVersion,
+            ':one': 1,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const item = out.Attributes as FallbackFlow;
+      return { pk: item.pk, order: item.order, activeIndex: item.activeIndex, version: item.version };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  async getFlow(logicalKey: string): Promise<FallbackFlow | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { [LEDGER_TABLE.partitionKey]: `${FLOW_PREFIX}${logicalKey}` },
+        ConsistentRead: true,
+      }),
+    );
+    const item = out.Item as FallbackFlow | undefined;
+    return item
+      ? { pk: item.pk, order: item.order, activeIndex: item.activeIndex, version: item.version }
+      : undefined;
+  }
+}

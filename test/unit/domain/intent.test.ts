@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../lib/domain/clock.js';
+import { parseIntent } from '../../../lib/domain/intent.js';
+import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { healthReportIntent, MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
+
+const clock = new ManualClock(Date.parse('2026-11-30T12:00:00Z'));
+const deps = { purposes: new PurposeRegistry(), clock };
+const fieldsOf = (raw: unknown): string[] => {
+  const result = parseIntent(raw, deps);
+  if (result.ok) throw new Error('expected the intent to be rejected');
+  return result.error.issues.map((i) => i.field);
+};
+
+describe('intent boundary', () => {
+  it('accepts the three seed intents and resolves their purpose policy', () => {
+    // Prepare
+    const intents = [resetIntent({}, clock.now()), receiptIntent(), healthReportIntent()];
+    // Act
+    const results = intents.map((i) => parseIntent(JSON.stringify(i), deps));
+    // Assess
+    expect(results.map((r) => r.ok && r.value.policy.purpose)).toEqual([
+      'password-reset',
+      'receipt',
+      'health-report',
+    ]);
+    expect(results.map((r) => r.ok && r.value.delivery)).toEqual(['all', 'all', 'fallback']);
+  });
+
+  it('names the field for invalid JSON, unknown fields, bad dates and wrong types', () => {
+    expect(fieldsOf('{"eventId": ')).toEqual(['(root)']);
+    expect(fieldsOf('[1,2]')).toEqual(['(root)']);
+    expect(fieldsOf({ ...resetIntent({}, clock.now()), surprise: 1 })).toEqual(['(root)']);
+    expect(fieldsOf(resetIntent({ expiresAt: 'tomorrow' }, clock.now()))).toEqual(['expiresAt']);
+    expect(fieldsOf({ ...resetIntent({}, clock.now()), channels: ['fax'] })).toEqual(['channels.0']);
+    expect(fieldsOf({ ...resetIntent({}, clock.now()), recipient: { ref: 'a b' } })).toContain(
+      'recipient.ref',
+    );
+  });
+
+  it('says which unknown field it refused', () => {
+    // Act
+    const result = parseIntent({ ...resetIntent({}, clock.now()), surprise: 1 }, deps);
+    // Assess
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.issues[0]?.message).toMatch(/surprise/);
+  });
+
+  it('refuses an intent that expired before it was published', () => {
+    const expired = resetIntent({ expiresAt: new Date(clock.now() - 1000).toISOString() }, clock.now());
+    expect(fieldsOf(expired)).toEqual(['expiresAt']);
+  });
+
+  it('requires an expiry for password resets and a contact for every requested channel', () => {
+    const { expiresAt: _e, ...noExpiry } = resetIntent({}, clock.now());
+    expect(fieldsOf(noExpiry)).toEqual(['expiresAt']);
+    expect(fieldsOf(resetIntent({ channels: ['sms'], recipient: { ref: 'p1' } }, clock.now()))).toEqual([
+      'recipient.phone',
+    ]);
+  });
+
+  it('refuses oversized fields with the field named', () => {
+    expect(fieldsOf(resetIntent({ eventId: 'e'.repeat(129) }, clock.now()))).toEqual(['eventId']);
+    expect(fieldsOf(resetIntent({ data: { blob: 'x'.repeat(4097) } }, clock.now()))).toEqual(['data.blob']);
+    expect(fieldsOf(JSON.stringify({ pad: 'x'.repeat(70_000) }))).toEqual(['(root)']);
+  });
+
+  it('refuses unregistered purposes, fallback with one channel, and attachments on a reset', () => {
+    expect(fieldsOf(resetIntent({ purpose: 'marketing' }, clock.now()))).toEqual(['purpose']);
+    expect(fieldsOf(healthReportIntent({ channels: ['email'] }))).toEqual(['channels']);
+    const withAttachment = resetIntent({ attachments: healthReportIntent().attachments }, clock.now());
+    expect(fieldsOf(withAttachment)).toEqual(['attachments']);
+  });
+
+  it('never echoes a secret or an address in its error', () => {
+    // Prepare: an invalid intent that carries both
+    const bad = {
+      ...resetIntent({}, clock.now()),
+      recipient: { ref: 'p1', email: 'not-an-email' },
+      extra: MARKERS.token,
+    };
+    // Act
+    const result = parseIntent(bad, deps);
+    // Assess
+    const text = JSON.stringify(result.ok ? {} : result.error.toJSON());
+    expect(text).not.toContain(MARKERS.token);
+    expect(text).not.toContain('not-an-email');
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import {
+  canTransition,
+  INITIAL_STATES,
+  isTerminal,
+  OPERATOR_STATES,
+  STATES,
+  TERMINAL_STATES,
+  TRANSITIONS,
+} from '../../../lib/domain/states.js';
+
+describe('state table', () => {
+  it('makes every terminal state final', () => {
+    for (const terminal of TERMINAL_STATES) {
+      for (const next of STATES) expect(canTransition(terminal, next)).toBe(false);
+    }
+    expect(TERMINAL_STATES).toEqual(
+      expect.arrayContaining([
+        'accepted',
+        'rejected',
+        'expired',
+        'suppressed',
+        'blocked',
+        'invalid',
+        ...OPERATOR_STATES,
+      ]),
+    );
+  });
+
+  it('never lets unknown become claimable again', () => {
+    expect(canTransition('unknown', 'claimed')).toBe(false);
+    expect(canTransition('quarantined', 'claimed')).toBe(false);
+    expect(canTransition('quarantined', 'dispatching')).toBe(false);
+  });
+
+  it('never lets a dispatching row be claimed or accepted without a provider answer path', () => {
+    expect(canTransition('dispatching', 'claimed')).toBe(false);
+    expect(TRANSITIONS.dispatching).toEqual(['accepted', 'rejected', 'retry_wait', 'unknown']);
+  });
+
+  it('reaches operator outcomes only from unknown or quarantined', () => {
+    for (const from of STATES) {
+      for (const to of OPERATOR_STATES) {
+        expect(canTransition(from, to)).toBe(from === 'unknown' || from === 'quarantined');
+      }
+    }
+  });
+
+  it('lists only states that exist, and every non-initial state is reachable', () => {
+    const targets = new Set(Object.values(TRANSITIONS).flat());
+    for (const s of targets) expect(STATES).toContain(s);
+    for (const s of STATES) expect(targets.has(s) || INITIAL_STATES.includes(s)).toBe(true);
+    expect(isTerminal('claimed')).toBe(false);
+  });
+});
