@@ -1,0 +1,119 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The named audit queries. `queries/*.sql` is the one source of truth: Athena's CfnNamedQuery resources
+ * (infra/) and the local DuckDB audit (`sendproof audit`) both run exactly this text.
+ *
+ * File format: a comment header, then one statement against the table `transitions`, parameters as `?`.
+ *   -- name: explain-notification
+ *   -- description: first line
+ *   --   continuation line
+ *   -- param: key string What the first ? means
+ */
+export type QueryParameterType = 'string' | 'bigint';
+
+export interface QueryParameter {
+  name: string;
+  type: QueryParameterType;
+  description: string;
+}
+
+export interface NamedQuery {
+  name: string;
+  description: string;
+  /** In the order of the `?` placeholders. */
+  parameters: QueryParameter[];
+  /** The statement without its header. */
+  sql: string;
+}
+
+export const QUERIES_DIR = fileURLToPath(new URL('../../queries/', import.meta.url));
+
+export class NamedQueryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NamedQueryError';
+  }
+}
+
+/** Counts `?` placeholders outside string literals and comments. */
+export const countPlaceholders = (sql: string): number =>
+  sql
+    .replace(/'(?:[^']|'')*'/g, "''")
+    .replace(/--[^\n]*/g, '')
+    .split('?').length - 1;
+
+export const parseNamedQuery = (text: string, source: string): NamedQuery => {
+  const lines = text.split(/\r?\n/);
+  let name = '';
+  const description: string[] = [];
+  const parameters: QueryParameter[] = [];
+  let index = 0;
+  let inDescription = false;
+  for (; index < lines.length; index++) {
+    const line = lines[index]!;
+    if (!line.startsWith('--')) break;
+    const body = line.slice(2).trim();
+    const field = /^(name|description|param):\s*(.*)$/.exec(body);
+    if (field) {
+      inDescription = field[1] === 'description';
+      if (field[1] === 'name') name = field[2]!.trim();
+      else if (field[1] === 'description') description.push(field[2]!.trim());
+      else {
+        const param = /^([a-z_][a-z0-9_]*)\s+(string|bigint)\s+(.+)$/.exec(field[2]!.trim());
+        if (!param) throw new NamedQueryError(`${source}: bad parameter line "${body}"`);
+        parameters.push({ name: param[1]!, type: param[2] as QueryParameterType, description: param[3]! });
+      }
+    } else if (inDescription && body) {
+      description.push(body);
+    }
+  }
+  const sql = lines.slice(index).join('\n').trim();
+  if (!/^[a-z][a-z0-9-]*$/.test(name)) throw new NamedQueryError(`${source}: missing or bad "-- name:"`);
+  if (description.length === 0) throw new NamedQueryError(`${source}: missing "-- description:"`);
+  if (!sql) throw new NamedQueryError(`${source}: no SQL after the header`);
+  if (sql.replace(/;\s*$/, '').includes(';')) throw new NamedQueryError(`${source}: one statement per file`);
+  const placeholders = countPlaceholders(sql);
+  if (placeholders !== parameters.length)
+    throw new NamedQueryError(
+      `${source}: ${placeholders} placeholders but ${parameters.length} declared parameters`,
+    );
+  return { name, description: description.join(' '), parameters, sql: sql.replace(/;\s*$/, '') };
+};
+
+/** Every named query in `queries/`, sorted by name. Throws NamedQueryError on a malformed file. */
+export const loadNamedQueries = (dir: string = QUERIES_DIR): NamedQuery[] => {
+  const queries = readdirSync(dir)
+    .filter((file) => file.endsWith('.sql'))
+    .sort()
+    .map((file) => {
+      const query = parseNamedQuery(readFileSync(join(dir, file), 'utf8'), file);
+      if (`${query.name}.sql` !== file) throw new NamedQueryError(`${file}: name must match the file name`);
+      return query;
+    });
+  return queries.sort((a, b) => a.name.localeCompare(b.name));
+};
+
+export type BoundValue = string | bigint;
+
+/** Turns command-line arguments into typed values, in placeholder order. */
+export const bindArguments = (query: NamedQuery, args: readonly string[]): BoundValue[] => {
+  if (args.length !== query.parameters.length)
+    throw new NamedQueryError(
+      `${query.name} takes ${query.parameters.length} argument(s): ${query.parameters.map((p) => `<${p.name}>`).join(' ') || '(none)'}`,
+    );
+  return query.parameters.map((param, i) => {
+    const raw = args[i]!;
+    if (param.type === 'string') return raw;
+    if (!/^-?\d+$/.test(raw)) throw new NamedQueryError(`${param.name} must be an integer, got "${raw}"`);
+    return BigInt(raw);
+  });
+};
+
+/** Athena's ExecutionParameters: each value as the SQL literal Athena substitutes for its `?`. */
+export const athenaExecutionParameters = (query: NamedQuery, args: readonly string[]): string[] =>
+  bindArguments(query, args).map((value) =>
+    typeof value === 'bigint' ? value.toString() : `'${value.replace(/'/g, "''")}'`,
+  );
