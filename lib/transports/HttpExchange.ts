@@ -1,0 +1,111 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+/**
+ * How far a request got before it failed. This is what separates "retry freely" from "maybe sent":
+ *
+ *   connect ──(socket connected)──► send ──(last byte handed to the kernel)──► response
+ *   DNS, refused, connect timeout     partial write: the server never        reset, hang-up, response
+ *   → the request never left          had a whole request                    timeout → it may have run
+ */
+export type ExchangeStage = 'connect' | 'send' | 'response';
+
+export interface ExchangeRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers?: Readonly<Record<string, string>>;
+  body?: string | Uint8Array;
+  /** Time allowed to open the connection (DNS + TCP + TLS). Default 3 s. */
+  connectTimeoutMs?: number;
+  /** Time allowed from the last byte sent to the last byte of the response. Default 10 s. */
+  responseTimeoutMs?: number;
+}
+
+export type ExchangeOutcome =
+  | { kind: 'response'; status: number; headers: IncomingHttpHeaders; body: string }
+  | { kind: 'failure'; stage: ExchangeStage; code: string; message: string };
+
+export interface ExchangeTimeouts {
+  connectTimeoutMs?: number;
+  responseTimeoutMs?: number;
+}
+
+/**
+ * One HTTP request on a fresh connection, reporting the stage at which it failed. Never throws.
+ *
+ * No keep-alive agent on purpose: a pooled socket the server already closed fails with ECONNRESET after
+ * the request was written, which is indistinguishable from a provider dying mid-request and would turn
+ * a harmless stale connection into an ambiguous send.
+ */
+export const exchange = (spec: ExchangeRequest): Promise<ExchangeOutcome> =>
+  new Promise((resolve) => {
+    const url = new URL(spec.url);
+    const secure = url.protocol === 'https:';
+    const body = spec.body === undefined ? undefined : Buffer.from(spec.body);
+    let stage: ExchangeStage = 'connect';
+    let settled = false;
+    let connectTimer: NodeJS.Timeout | undefined;
+    let responseTimer: NodeJS.Timeout | undefined;
+
+    const settle = (outcome: ExchangeOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(connectTimer);
+      clearTimeout(responseTimer);
+      resolve(outcome);
+    };
+    const fail = (code: string, message: string) => {
+      settle({ kind: 'failure', stage, code, message });
+      req.destroy();
+    };
+
+    const req = (secure ? httpsRequest : httpRequest)(url, {
+      method: spec.method,
+      agent: false,
+      headers: {
+        ...spec.headers,
+        ...(body ? { 'content-length': String(body.byteLength) } : {}),
+      },
+    });
+
+    connectTimer = setTimeout(
+      () => fail('ECONNECTTIMEOUT', 'connection was not established in time'),
+      spec.connectTimeoutMs ?? 3_000,
+    );
+    req.on('socket', (socket) => {
+      const connected = () => {
+        clearTimeout(connectTimer);
+        if (stage === 'connect') stage = 'send';
+      };
+      if (socket.connecting) socket.once(secure ? 'secureConnect' : 'connect', connected);
+      else connected();
+    });
+    req.on('finish', () => {
+      // The write callback ran: every byte of the request is in the kernel's hands.
+      clearTimeout(connectTimer);
+      stage = 'response';
+      responseTimer = setTimeout(
+        () => fail('ERESPONSETIMEOUT', 'no complete response in time after the request was sent'),
+        spec.responseTimeoutMs ?? 10_000,
+      );
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      settle({ kind: 'failure', stage, code: error.code ?? 'EUNKNOWN', message: error.message });
+    });
+    req.on('response', (res) => {
+      stage = 'response';
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        settle({
+          kind: 'response',
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+      });
+      res.on('aborted', () => fail('ECONNRESET', 'response was cut off'));
+      res.on('error', (error: NodeJS.ErrnoException) => fail(error.code ?? 'EUNKNOWN', error.message));
+    });
+    req.end(body);
+  });

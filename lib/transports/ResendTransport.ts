@@ -1,0 +1,115 @@
+import { type Clock, systemClock } from '../domain/clock.js';
+import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
+import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
+import { labelsFor, resendTagValue } from './labels.js';
+import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
+import { readJson } from './wire.js';
+
+export interface ResendTransportOptions {
+  /** Default https://api.resend.com; tests point it at a loopback fake. */
+  baseUrl?: string;
+  from: string;
+  /** Resolves the API key (fetched from Secrets Manager by the caller); called once per request. */
+  apiKey: () => Promise<string>;
+  timeouts?: ExchangeTimeouts;
+  clock?: Clock;
+}
+
+interface ResendError {
+  statusCode?: number;
+  name?: string;
+  message?: string;
+}
+
+/**
+ * Resend `POST /emails` with an `Idempotency-Key` header, which Resend honours for 24 hours: a retry with
+ * the same key and body returns the original email instead of sending a second one.
+ */
+export class ResendTransport implements Transport {
+  readonly name = 'resend';
+  readonly channel = 'email' as const;
+  readonly capabilities: TransportCapabilities = {
+    idempotencyKey: true,
+    keyRetentionSeconds: 86_400,
+    lookupByKey: false,
+    lookupByProviderId: true,
+    cancel: false,
+    pushEvidence: false,
+  };
+  private readonly baseUrl: string;
+  private readonly clock: Clock;
+
+  constructor(private readonly options: ResendTransportOptions) {
+    this.baseUrl = (options.baseUrl ?? 'https://api.resend.com').replace(/\/+$/, '');
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+    const body = {
+      from: this.options.from,
+      to: [message.to],
+      subject: message.subject ?? '',
+      text: message.text,
+      ...(message.html !== undefined ? { html: message.html } : {}),
+      ...(message.attachments?.length
+        ? {
+            attachments: message.attachments.map((a) => ({
+              filename: a.filename,
+              content: Buffer.from(a.content).toString('base64'),
+              content_type: a.contentType,
+            })),
+          }
+        : {}),
+      tags: labelsFor(idempotencyKey, message.tags, resendTagValue),
+    };
+    const outcome = await exchange({
+      method: 'POST',
+      url: `${this.baseUrl}/emails`,
+      headers: {
+        authorization: `Bearer ${await this.options.apiKey()}`,
+        'content-type': 'application/json',
+        'idempotency-key': idempotencyKey,
+      },
+      body: JSON.stringify(body),
+      ...this.options.timeouts,
+    });
+    if (outcome.kind === 'failure') return classifyExchangeFailure(outcome);
+    const { status, headers } = outcome;
+    if (status >= 200 && status < 300) {
+      const id = readJson<{ id?: unknown }>(outcome.body)?.id;
+      if (typeof id !== 'string' || !id) return { kind: 'ambiguous', reason: 'accepted_without_message_id' };
+      return { kind: 'accepted', providerMessageId: id };
+    }
+    const error = readJson<ResendError>(outcome.body) ?? {};
+    const name = typeof error.name === 'string' ? error.name : `http_${status}`;
+    const retryAfterMs = retryAfterFrom(headers, this.clock.now());
+    if (status === 409 && name === 'concurrent_idempotent_requests')
+      // The first request under this key is still running; ours was not processed.
+      return { kind: 'retryable', reason: name, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    if (status === 409 && name === 'invalid_idempotent_request')
+      return { kind: 'rejected', reason: name, code: 'idempotency_mismatch' };
+    return classifyHttpStatus(status, {
+      reason: name,
+      code: name,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
+  }
+
+  /** Resend cannot search by idempotency key; with the provider id, `GET /emails/{id}` answers. */
+  async lookup(_idempotencyKey: string, providerMessageId?: string): Promise<LookupResult> {
+    if (!providerMessageId) return { kind: 'unavailable', reason: 'resend_has_no_lookup_by_key' };
+    const outcome = await exchange({
+      method: 'GET',
+      url: `${this.baseUrl}/emails/${encodeURIComponent(providerMessageId)}`,
+      headers: { authorization: `Bearer ${await this.options.apiKey()}` },
+      ...this.options.timeouts,
+    });
+    if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `lookup_failed:${outcome.code}` };
+    if (outcome.status === 404) return { kind: 'not_found' };
+    if (outcome.status !== 200) return { kind: 'unavailable', reason: `lookup_http_${outcome.status}` };
+    const id = readJson<{ id?: unknown }>(outcome.body)?.id;
+    return typeof id === 'string' && id
+      ? { kind: 'accepted', providerMessageId: id }
+      : { kind: 'unavailable', reason: 'lookup_unreadable' };
+  }
+}

@@ -1,0 +1,139 @@
+import { type Clock, systemClock } from '../domain/clock.js';
+import type { Channel } from '../domain/purposes.js';
+import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
+import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
+import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
+import { readJson } from './wire.js';
+
+export interface RestTransportOptions {
+  baseUrl: string;
+  channel: Channel;
+  /** How long the provider remembers an Idempotency-Key. Default 86400 (the simulator's default). */
+  keyRetentionSeconds?: number;
+  /** Optional bearer token (fetched from Secrets Manager by the caller). */
+  apiKey?: () => Promise<string>;
+  timeouts?: ExchangeTimeouts;
+  clock?: Clock;
+}
+
+interface MessageView {
+  id?: unknown;
+  idempotencyKey?: unknown;
+  status?: unknown;
+}
+
+/**
+ * The generic REST convention (the one the provider simulator speaks):
+ * `POST {base}/v1/{email|sms}/send` with `Idempotency-Key`, `GET {base}/v1/messages?idempotency_key=K`.
+ */
+export class RestTransport implements Transport {
+  readonly name = 'rest';
+  readonly channel: Channel;
+  readonly capabilities: TransportCapabilities;
+  private readonly baseUrl: string;
+  private readonly clock: Clock;
+
+  constructor(private readonly options: RestTransportOptions) {
+    this.channel = options.channel;
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.clock = options.clock ?? systemClock;
+    this.capabilities = {
+      idempotencyKey: true,
+      keyRetentionSeconds: options.keyRetentionSeconds ?? 86_400,
+      lookupByKey: true,
+      lookupByProviderId: true,
+      cancel: false,
+      pushEvidence: false,
+    };
+  }
+
+  private async headers(): Promise<Record<string, string>> {
+    return this.options.apiKey ? { authorization: `Bearer ${await this.options.apiKey()}` } : {};
+  }
+
+  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+    const tags = message.tags && Object.keys(message.tags).length ? { tags: message.tags } : {};
+    const body =
+      this.channel === 'email'
+        ? {
+            to: message.to,
+            subject: message.subject ?? '',
+            text: message.text,
+            ...(message.html !== undefined ? { html: message.html } : {}),
+            ...(message.attachments?.length
+              ? {
+                  attachments: message.attachments.map((a) => ({
+                    filename: a.filename,
+                    contentType: a.contentType,
+                    contentBase64: Buffer.from(a.content).toString('base64'),
+                  })),
+                }
+              : {}),
+            ...tags,
+          }
+        : { to: message.to, text: message.text, ...tags };
+    const outcome = await exchange({
+      method: 'POST',
+      url: `${this.baseUrl}/v1/${this.channel}/send`,
+      headers: {
+        ...(await this.headers()),
+        'content-type': 'application/json',
+        'idempotency-key': idempotencyKey,
+      },
+      body: JSON.stringify(body),
+      ...this.options.timeouts,
+    });
+    if (outcome.kind === 'failure') return classifyExchangeFailure(outcome);
+    const { status, headers } = outcome;
+    if (status >= 200 && status < 300) {
+      const id = readJson<MessageView>(outcome.body)?.id;
+      if (typeof id !== 'string' || !id) return { kind: 'ambiguous', reason: 'accepted_without_message_id' };
+      const replayed = String(headers['idempotent-replayed']).toLowerCase() === 'true';
+      return { kind: 'accepted', providerMessageId: id, ...(replayed ? { replayed } : {}) };
+    }
+    const error = readJson<{ error?: unknown }>(outcome.body)?.error;
+    const name = typeof error === 'string' ? error : `http_${status}`;
+    const retryAfterMs = retryAfterFrom(headers, this.clock.now());
+    if (status === 409 && name === 'invalid_idempotent_request')
+      return { kind: 'rejected', reason: name, code: 'idempotency_mismatch' };
+    // Any other 409 is a concurrent request under the same key still in flight: ours was not processed.
+    if (status === 409)
+      return { kind: 'retryable', reason: name, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    return classifyHttpStatus(status, {
+      reason: name,
+      code: name,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
+  }
+
+  /** By key first (the point of the convention); by provider id when the key finds nothing and we have one. */
+  async lookup(idempotencyKey: string, providerMessageId?: string): Promise<LookupResult> {
+    const byKey = await this.get(`/v1/messages?idempotency_key=${encodeURIComponent(idempotencyKey)}`);
+    if (byKey.kind !== 'ok') return byKey;
+    const data = (byKey.json as { data?: MessageView[] }).data;
+    if (!Array.isArray(data)) return { kind: 'unavailable', reason: 'lookup_unreadable' };
+    const found = data.find((m) => typeof m.id === 'string');
+    if (found) return { kind: 'accepted', providerMessageId: found.id as string };
+    if (!providerMessageId) return { kind: 'not_found' };
+    const byId = await this.get(`/v1/messages/${encodeURIComponent(providerMessageId)}`);
+    if (byId.kind !== 'ok') return byId;
+    const id = (byId.json as MessageView).id;
+    return typeof id === 'string' ? { kind: 'accepted', providerMessageId: id } : { kind: 'not_found' };
+  }
+
+  private async get(
+    path: string,
+  ): Promise<{ kind: 'ok'; json: unknown } | Extract<LookupResult, { kind: 'not_found' | 'unavailable' }>> {
+    const outcome = await exchange({
+      method: 'GET',
+      url: `${this.baseUrl}${path}`,
+      headers: await this.headers(),
+      ...this.options.timeouts,
+    });
+    if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `lookup_failed:${outcome.code}` };
+    if (outcome.status === 404) return { kind: 'not_found' };
+    if (outcome.status !== 200) return { kind: 'unavailable', reason: `lookup_http_${outcome.status}` };
+    const json = readJson<unknown>(outcome.body);
+    return json === undefined ? { kind: 'unavailable', reason: 'lookup_unreadable' } : { kind: 'ok', json };
+  }
+}

@@ -1,0 +1,90 @@
+import { type PinpointSMSVoiceV2Client, SendTextMessageCommand } from '@aws-sdk/client-pinpoint-sms-voice-v2';
+import { type Clock, systemClock } from '../domain/clock.js';
+import { type AwsErrorTable, classifyAwsError } from './classify.js';
+import { labelsFor } from './labels.js';
+import type { OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
+
+/** SendTextMessage exceptions (AWS End User Messaging SMS API reference) and what each means. */
+const SMS_V2_ERRORS: AwsErrorTable = {
+  ThrottlingException: 'retryable',
+  // Spend limits and per-second quotas: the message was not processed; a later attempt may pass.
+  ServiceQuotaExceededException: 'retryable',
+  ValidationException: 'rejected',
+  // Opted-out destination and similar refusals come back as ConflictException with a Reason.
+  ConflictException: 'rejected',
+  AccessDeniedException: 'rejected',
+  ResourceNotFoundException: 'rejected',
+  InternalServerException: 'ambiguous',
+};
+
+/** SendTextMessage accepts a TimeToLive of 5..259200 seconds. */
+export const TTL_MIN_SECONDS = 5;
+export const TTL_MAX_SECONDS = 259_200;
+
+export interface SmsV2TransportOptions {
+  /** Built by lib/aws/clients.ts (`smsV2Client`), which turns SDK retries off. */
+  client: PinpointSMSVoiceV2Client;
+  originationIdentity?: string;
+  configurationSetName?: string;
+  /** Abort a call that has not answered in this long; the answer is then ambiguous. Default 10 s. */
+  timeoutMs?: number;
+  clock?: Clock;
+}
+
+/**
+ * AWS End User Messaging SMS (pinpoint-sms-voice-v2) SendTextMessage. No idempotency key exists: the
+ * dedupe-key hash rides in `Context`, which the service copies onto every delivery event.
+ */
+export class SmsV2Transport implements Transport {
+  readonly name = 'sms-v2';
+  readonly channel = 'sms' as const;
+  readonly capabilities: TransportCapabilities = {
+    idempotencyKey: false,
+    keyRetentionSeconds: 0,
+    lookupByKey: false,
+    lookupByProviderId: false,
+    cancel: false,
+    pushEvidence: true,
+  };
+  private readonly clock: Clock;
+
+  constructor(private readonly options: SmsV2TransportOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+    const now = this.clock.now();
+    let timeToLive: number | undefined;
+    if (message.expiresAtMs !== undefined) {
+      const remaining = Math.floor((message.expiresAtMs - now) / 1000);
+      // An expired OTP must not go out at all; a nearly expired one gets the shortest TTL AWS allows.
+      if (remaining <= 0) return { kind: 'rejected', reason: 'message_expired_before_send', code: 'expired' };
+      timeToLive = Math.min(TTL_MAX_SECONDS, Math.max(TTL_MIN_SECONDS, remaining));
+    }
+    const context = Object.fromEntries(
+      labelsFor(idempotencyKey, message.tags, (v) => v.slice(0, 256)).map((l) => [l.name, l.value]),
+    );
+    const command = new SendTextMessageCommand({
+      DestinationPhoneNumber: message.to,
+      MessageBody: message.text,
+      MessageType: 'TRANSACTIONAL',
+      Context: context,
+      ...(timeToLive !== undefined ? { TimeToLive: timeToLive } : {}),
+      ...(this.options.originationIdentity ? { OriginationIdentity: this.options.originationIdentity } : {}),
+      ...(this.options.configurationSetName
+        ? { ConfigurationSetName: this.options.configurationSetName }
+        : {}),
+    });
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.options.timeoutMs ?? 10_000);
+    try {
+      const output = await this.options.client.send(command, { abortSignal: abort.signal });
+      if (!output.MessageId) return { kind: 'ambiguous', reason: 'accepted_without_message_id' };
+      return { kind: 'accepted', providerMessageId: output.MessageId };
+    } catch (error) {
+      return classifyAwsError(error, SMS_V2_ERRORS, now);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,129 @@
+import { type Clock, systemClock } from '../domain/clock.js';
+import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
+import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
+import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
+import { readJson } from './wire.js';
+
+export interface TwilioCredentials {
+  accountSid: string;
+  authToken: string;
+}
+
+export interface TwilioTransportOptions {
+  /** Default https://api.twilio.com; tests point it at a loopback fake. */
+  baseUrl?: string;
+  /** A sender number (E.164) or a Messaging Service SID (`MG…`). */
+  from: string;
+  /** Resolves the account SID and auth token (fetched from Secrets Manager by the caller). */
+  credentials: () => Promise<TwilioCredentials>;
+  timeouts?: ExchangeTimeouts;
+  clock?: Clock;
+}
+
+/** Twilio's ValidityPeriod range, in seconds. */
+const VALIDITY_MIN_SECONDS = 1;
+const VALIDITY_MAX_SECONDS = 36_000;
+/** "Too Many Requests": Twilio refused before processing, so a retry cannot duplicate. */
+const TWILIO_TOO_MANY_REQUESTS = 20429;
+
+interface TwilioError {
+  code?: number;
+  message?: string;
+  status?: number;
+}
+
+/**
+ * Twilio Programmable Messaging `POST /2010-04-01/Accounts/{Sid}/Messages.json`. Twilio has no
+ * idempotency key: an answer lost after the request left is ambiguous, and only the SID (if we ever got
+ * one) can be looked up.
+ */
+export class TwilioTransport implements Transport {
+  readonly name = 'twilio';
+  readonly channel = 'sms' as const;
+  readonly capabilities: TransportCapabilities = {
+    idempotencyKey: false,
+    keyRetentionSeconds: 0,
+    lookupByKey: false,
+    lookupByProviderId: true,
+    cancel: false,
+    pushEvidence: false,
+  };
+  private readonly baseUrl: string;
+  private readonly clock: Clock;
+
+  constructor(private readonly options: TwilioTransportOptions) {
+    this.baseUrl = (options.baseUrl ?? 'https://api.twilio.com').replace(/\/+$/, '');
+    this.clock = options.clock ?? systemClock;
+  }
+
+  private async authorised(): Promise<{ accountSid: string; authorization: string }> {
+    const { accountSid, authToken } = await this.options.credentials();
+    return {
+      accountSid,
+      authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
+    };
+  }
+
+  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
+    const now = this.clock.now();
+    const form = new URLSearchParams({ To: message.to, Body: message.text });
+    if (this.options.from.startsWith('MG')) form.set('MessagingServiceSid', this.options.from);
+    else form.set('From', this.options.from);
+    if (message.expiresAtMs !== undefined) {
+      const remaining = Math.floor((message.expiresAtMs - now) / 1000);
+      if (remaining <= 0) return { kind: 'rejected', reason: 'message_expired_before_send', code: 'expired' };
+      form.set(
+        'ValidityPeriod',
+        String(Math.min(VALIDITY_MAX_SECONDS, Math.max(VALIDITY_MIN_SECONDS, remaining))),
+      );
+    }
+    const { accountSid, authorization } = await this.authorised();
+    const outcome = await exchange({
+      method: 'POST',
+      url: `${this.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`,
+      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+      ...this.options.timeouts,
+    });
+    if (outcome.kind === 'failure') return classifyExchangeFailure(outcome);
+    const { status } = outcome;
+    if (status >= 200 && status < 300) {
+      const sid = readJson<{ sid?: unknown }>(outcome.body)?.sid;
+      if (typeof sid !== 'string' || !sid)
+        return { kind: 'ambiguous', reason: 'accepted_without_message_id' };
+      return { kind: 'accepted', providerMessageId: sid };
+    }
+    const error = readJson<TwilioError>(outcome.body) ?? {};
+    const code = typeof error.code === 'number' ? error.code : undefined;
+    const retryAfterMs = retryAfterFrom(outcome.headers, now);
+    if (status === 429 || code === TWILIO_TOO_MANY_REQUESTS)
+      return {
+        kind: 'retryable',
+        reason: `twilio_${code ?? TWILIO_TOO_MANY_REQUESTS}`,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      };
+    const name = code !== undefined ? `twilio_${code}` : `http_${status}`;
+    return classifyHttpStatus(status, { reason: name, code: name });
+  }
+
+  /** `GET …/Messages/{Sid}.json`. Without a SID there is nothing to ask: Twilio has no key to search by. */
+  async lookup(_idempotencyKey: string, providerMessageId?: string): Promise<LookupResult> {
+    if (!providerMessageId) return { kind: 'unavailable', reason: 'twilio_has_no_lookup_by_key' };
+    const { accountSid, authorization } = await this.authorised();
+    const outcome = await exchange({
+      method: 'GET',
+      url: `${this.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages/${encodeURIComponent(providerMessageId)}.json`,
+      headers: { authorization },
+      ...this.options.timeouts,
+    });
+    if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `lookup_failed:${outcome.code}` };
+    if (outcome.status === 404) return { kind: 'not_found' };
+    if (outcome.status !== 200) return { kind: 'unavailable', reason: `lookup_http_${outcome.status}` };
+    const found = readJson<{ sid?: unknown; status?: unknown; error_code?: unknown }>(outcome.body);
+    if (typeof found?.sid !== 'string') return { kind: 'unavailable', reason: 'lookup_unreadable' };
+    // `failed`: Twilio took the request but could not send it (e.g. queue overflow, unreachable carrier).
+    if (found.status === 'failed')
+      return { kind: 'rejected', reason: `twilio_status_failed:${String(found.error_code ?? 'unknown')}` };
+    return { kind: 'accepted', providerMessageId: found.sid };
+  }
+}
