@@ -21,6 +21,11 @@ export interface RenderedMessage {
   locale: string;
   /** SMS only: number of segments and the encoding that decided it. */
   sms?: { segments: number; encoding: 'GSM-7' | 'UCS-2' };
+  /**
+   * Application-owned templates: SHA-256 of the revision's files, as pinned in templates/manifest.json.
+   * Evidence of exactly which copy was rendered; safe to record (it covers templates, not data).
+   */
+  revisionDigest?: string;
 }
 
 /** Renders one channel of one template revision. Throws TemplateError (permanent) on any problem. */
