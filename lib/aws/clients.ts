@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
@@ -26,6 +27,10 @@ export const dynamoDocumentClient = (options: ClientOptions): DynamoDBDocumentCl
   });
 
 export const dynamoClient = (options: ClientOptions): DynamoDBClient => new DynamoDBClient(base(options));
+
+/** Local mode only: the archiver's stream poller reads DynamoDB Local's stream (in AWS, Lambda does). */
+export const dynamoStreamsClient = (options: ClientOptions): DynamoDBStreamsClient =>
+  new DynamoDBStreamsClient(base(options));
 
 export const sqsClient = (options: ClientOptions): SQSClient => new SQSClient(base(options));
 
