@@ -1,0 +1,393 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { type Clock, systemClock } from '../domain/clock.js';
+import {
+  type ActiveFault,
+  type FaultSpec,
+  type FaultSpecInput,
+  FaultSpecSchema,
+  faultMatches,
+  type RequestFacts,
+} from './faults.js';
+
+/**
+ * TEST DOUBLE. A provider that speaks the generic REST convention (lib/transports/RestTransport.ts),
+ * keeps everything in memory and misbehaves on request. It exists for tests, the local stack and
+ * reliability drills; it never delivers anything and must never be deployed.
+ *
+ * Send:   POST /v1/email/send, POST /v1/sms/send   (header Idempotency-Key)
+ * Lookup: GET /v1/messages?idempotency_key=K, GET /v1/messages/{id}
+ * Admin:  POST /_sim/faults, GET /_sim/faults, GET /_sim/requests, DELETE /_sim, GET /_sim/health
+ *
+ * Idempotency: within `keyRetentionSeconds` a repeat of the same key and body returns the original id
+ * (200, `Idempotent-Replayed: true`); the same key with a different body is a 409
+ * `invalid_idempotent_request`; after the window the key is forgotten and the request is a new send.
+ */
+
+export type SimOutcome = 'accepted' | 'replayed' | 'rejected' | 'dropped' | 'throttled' | 'error';
+
+export interface SimRequest {
+  idempotencyKey: string | null;
+  channel: 'email' | 'sms';
+  to: string | null;
+  outcome: SimOutcome;
+  messageId?: string;
+  /** ISO 8601, from the simulator's clock. */
+  at: string;
+}
+
+export interface SimMessage {
+  id: string;
+  idempotencyKey: string | null;
+  channel: 'email' | 'sms';
+  to: string;
+  status: 'accepted';
+  /** ISO 8601, from the simulator's clock. */
+  createdAt: string;
+  body: Record<string, unknown>;
+}
+
+export interface ProviderSimulatorOptions {
+  /** 0 (default) lets the kernel pick a free port. */
+  port?: number;
+  /** Loopback by default; the simulator is never meant to face a network. */
+  host?: string;
+  /** How long a key is remembered. Default 86400. */
+  keyRetentionSeconds?: number;
+  clock?: Clock;
+}
+
+export interface RunningProviderSimulator {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  /** Same as `POST /_sim/faults`; throws on an invalid spec. */
+  addFault(spec: FaultSpecInput): ActiveFault;
+  /** Same as `GET /_sim/requests`. */
+  requests(): SimRequest[];
+  messages(): SimMessage[];
+  /** Same as `DELETE /_sim`. */
+  reset(): void;
+}
+
+const EmailSendSchema = z.object({
+  to: z.string(),
+  subject: z.string(),
+  text: z.string(),
+  html: z.string().optional(),
+  attachments: z
+    .array(
+      z.strictObject({
+        filename: z.string().min(1),
+        contentType: z.string().min(1),
+        contentBase64: z.string(),
+      }),
+    )
+    .optional(),
+  tags: z.record(z.string(), z.string()).optional(),
+});
+const SmsSendSchema = z.object({
+  to: z.string(),
+  text: z.string(),
+  tags: z.record(z.string(), z.string()).optional(),
+});
+
+const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const E164_SHAPE = /^\+[1-9]\d{6,14}$/;
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** Same JSON regardless of key order, so the body hash only changes when the content does. */
+const stableJson = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value);
+};
+
+class BodyTooLarge extends Error {}
+
+const readBody = (req: IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > MAX_BODY_BYTES) reject(new BodyTooLarge());
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+
+const sendJson = (
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) => {
+  if (res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+const parseJson = (raw: string): { ok: true; value: unknown } | { ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(raw) as unknown };
+  } catch {
+    return { ok: false };
+  }
+};
+
+const issuesOf = (error: z.ZodError) =>
+  error.issues.map((i) => ({ field: i.path.length ? i.path.join('.') : '(root)', message: i.message }));
+
+export const startProviderSimulator = async (
+  options: ProviderSimulatorOptions = {},
+): Promise<RunningProviderSimulator> => {
+  const clock = options.clock ?? systemClock;
+  const retentionMs = (options.keyRetentionSeconds ?? 86_400) * 1000;
+  const messages = new Map<string, SimMessage>();
+  /** Idempotency key → the message it last produced, with the body hash it was produced from. */
+  const keys = new Map<string, { messageId: string; bodyHash: string; atMs: number }>();
+  const log: SimRequest[] = [];
+  let faults: ActiveFault[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+
+  const iso = () => new Date(clock.now()).toISOString();
+
+  const addFault = (input: unknown): ActiveFault => {
+    const spec: FaultSpec = FaultSpecSchema.parse(input);
+    const fault = { id: randomUUID(), spec, remaining: spec.times };
+    faults.push(fault);
+    return fault;
+  };
+
+  const reset = () => {
+    messages.clear();
+    keys.clear();
+    log.length = 0;
+    faults = [];
+  };
+
+  const takeFault = (facts: RequestFacts): ActiveFault | undefined => {
+    const fault = faults.find((f) => faultMatches(f, facts));
+    if (fault) fault.remaining -= 1;
+    return fault;
+  };
+
+  /** Stores (or replays) one valid send. */
+  const accept = (
+    channel: 'email' | 'sms',
+    to: string,
+    key: string | undefined,
+    body: Record<string, unknown>,
+  ): { outcome: 'accepted' | 'replayed'; messageId: string } | { outcome: 'mismatch' } => {
+    const now = clock.now();
+    const bodyHash = createHash('sha256')
+      .update(`${channel}\n${stableJson(body)}`)
+      .digest('hex');
+    if (key !== undefined) {
+      const known = keys.get(key);
+      if (known && now - known.atMs < retentionMs) {
+        if (known.bodyHash !== bodyHash) return { outcome: 'mismatch' };
+        return { outcome: 'replayed', messageId: known.messageId };
+      }
+    }
+    const id = `sim_${randomUUID()}`;
+    messages.set(id, {
+      id,
+      idempotencyKey: key ?? null,
+      channel,
+      to,
+      status: 'accepted',
+      createdAt: new Date(now).toISOString(),
+      body,
+    });
+    if (key !== undefined) keys.set(key, { messageId: id, bodyHash, atMs: now });
+    return { outcome: 'accepted', messageId: id };
+  };
+
+  const handleSend = (channel: 'email' | 'sms', req: IncomingMessage, res: ServerResponse, raw: string) => {
+    const header = req.headers['idempotency-key'];
+    const key = (Array.isArray(header) ? header[0] : header) || undefined;
+    const record = (outcome: SimOutcome, to: string | undefined, messageId?: string) =>
+      log.push({
+        idempotencyKey: key ?? null,
+        channel,
+        to: to ?? null,
+        outcome,
+        ...(messageId ? { messageId } : {}),
+        at: iso(),
+      });
+
+    const json = parseJson(raw);
+    const parsed = json.ok
+      ? (channel === 'email' ? EmailSendSchema : SmsSendSchema).safeParse(json.value)
+      : undefined;
+    if (!parsed?.success) {
+      const to =
+        json.ok && typeof (json.value as { to?: unknown })?.to === 'string'
+          ? (json.value as { to: string }).to
+          : undefined;
+      record('rejected', to);
+      sendJson(res, 400, {
+        error: 'invalid_request',
+        issues: parsed ? issuesOf(parsed.error) : [{ field: '(root)', message: 'body is not valid JSON' }],
+      });
+      return;
+    }
+    const body = parsed.data as Record<string, unknown> & { to: string };
+    const to = body.to;
+    const fault = takeFault({ channel, to, idempotencyKey: key });
+    switch (fault?.spec.fault) {
+      case 'drop_before_accept':
+        record('dropped', to);
+        res.socket?.destroy();
+        return;
+      case 'status_429':
+        record('throttled', to);
+        sendJson(
+          res,
+          429,
+          { error: 'rate_limited' },
+          { 'Retry-After': String(fault.spec.retryAfterSeconds ?? 1) },
+        );
+        return;
+      case 'status_500':
+        record('error', to);
+        sendJson(res, 500, { error: 'internal_error' });
+        return;
+      case 'reject':
+        record('rejected', to);
+        sendJson(res, 422, { error: 'invalid_destination' });
+        return;
+    }
+    if (!(channel === 'email' ? EMAIL_SHAPE : E164_SHAPE).test(to)) {
+      record('rejected', to);
+      sendJson(res, 422, { error: 'invalid_destination' });
+      return;
+    }
+    const result = accept(channel, to, key, body);
+    if (result.outcome === 'mismatch') {
+      record('rejected', to);
+      sendJson(res, 409, {
+        error: 'invalid_idempotent_request',
+        message: 'this idempotency key was used with a different request body',
+      });
+      return;
+    }
+    if (fault?.spec.fault === 'accept_then_drop') {
+      record('dropped', to, result.messageId);
+      res.socket?.destroy();
+      return;
+    }
+    record(result.outcome, to, result.messageId);
+    const answer = () =>
+      sendJson(
+        res,
+        200,
+        { id: result.messageId, status: 'accepted' },
+        result.outcome === 'replayed' ? { 'Idempotent-Replayed': 'true' } : {},
+      );
+    if (fault?.spec.fault === 'delay') {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        answer();
+      }, fault.spec.delayMs ?? 0);
+      timers.add(timer);
+    } else answer();
+  };
+
+  const view = (m: SimMessage) => ({
+    id: m.id,
+    idempotencyKey: m.idempotencyKey,
+    channel: m.channel,
+    status: m.status,
+    createdAt: m.createdAt,
+  });
+
+  const route = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://simulator.local');
+    const method = req.method ?? 'GET';
+    let raw = '';
+    try {
+      raw = await readBody(req);
+    } catch (error) {
+      if (error instanceof BodyTooLarge) sendJson(res, 413, { error: 'body_too_large' });
+      else res.destroy();
+      return;
+    }
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    if (method === 'POST' && path === '/v1/email/send') return handleSend('email', req, res, raw);
+    if (method === 'POST' && path === '/v1/sms/send') return handleSend('sms', req, res, raw);
+    if (method === 'GET' && path === '/v1/messages') {
+      const key = url.searchParams.get('idempotency_key');
+      if (!key)
+        return sendJson(res, 400, { error: 'invalid_request', message: 'idempotency_key is required' });
+      const data = [...messages.values()]
+        .filter((m) => m.idempotencyKey === key)
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+        .map(view);
+      return sendJson(res, 200, { data });
+    }
+    const byId = /^\/v1\/messages\/([^/]+)$/.exec(path);
+    if (method === 'GET' && byId) {
+      const message = messages.get(decodeURIComponent(byId[1]!));
+      return message ? sendJson(res, 200, view(message)) : sendJson(res, 404, { error: 'not_found' });
+    }
+    if (method === 'POST' && path === '/_sim/faults') {
+      const json = parseJson(raw);
+      if (!json.ok) return sendJson(res, 400, { error: 'invalid_fault', message: 'body is not valid JSON' });
+      const parsed = FaultSpecSchema.safeParse(json.value);
+      if (!parsed.success)
+        return sendJson(res, 400, { error: 'invalid_fault', issues: issuesOf(parsed.error) });
+      const fault = addFault(parsed.data);
+      return sendJson(res, 201, { id: fault.id, ...fault.spec });
+    }
+    if (method === 'GET' && path === '/_sim/faults')
+      return sendJson(
+        res,
+        200,
+        faults.map((f) => ({ id: f.id, remaining: f.remaining, ...f.spec })),
+      );
+    if (method === 'GET' && path === '/_sim/requests') return sendJson(res, 200, log);
+    if (method === 'DELETE' && path === '/_sim') {
+      reset();
+      return sendJson(res, 200, { reset: true });
+    }
+    if (method === 'GET' && path === '/_sim/health') return sendJson(res, 200, { ok: true });
+    return sendJson(res, 404, { error: 'not_found', message: `no route for ${method} ${path}` });
+  };
+
+  const server = createServer((req, res) => {
+    route(req, res).catch(() => {
+      if (!res.headersSent) sendJson(res, 500, { error: 'simulator_failure' });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (!address || typeof address !== 'object') throw new Error('provider simulator has no address');
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    addFault,
+    requests: () => log.map((r) => ({ ...r })),
+    messages: () => [...messages.values()],
+    reset,
+    stop: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};
