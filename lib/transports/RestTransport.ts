@@ -10,7 +10,7 @@ export interface RestTransportOptions {
   channel: Channel;
   /** How long the provider remembers an Idempotency-Key. Default 86400 (the simulator's default). */
   keyRetentionSeconds?: number;
-  /** Optional bearer token (fetched from Secrets Manager by the caller). */
+  /** Optional bearer token (fetched from Secrets Manager by the caller); an empty string sends none. */
   apiKey?: () => Promise<string>;
   timeouts?: ExchangeTimeouts;
   clock?: Clock;
@@ -48,7 +48,8 @@ export class RestTransport implements Transport {
   }
 
   private async headers(): Promise<Record<string, string>> {
-    return this.options.apiKey ? { authorization: `Bearer ${await this.options.apiKey()}` } : {};
+    const token = this.options.apiKey ? await this.options.apiKey() : '';
+    return token ? { authorization: `Bearer ${token}` } : {};
   }
 
   async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
