@@ -112,7 +112,16 @@ const tooLarge = (value: unknown, limit: number): boolean =>
  */
 export const parseIntent = (
   raw: unknown,
-  deps: { purposes: PurposeRegistry; clock: Clock },
+  deps: {
+    purposes: PurposeRegistry;
+    clock: Clock;
+    /**
+     * Publishers refuse an intent that is already expired. The dispatcher accepts it so that the expiry
+     * gate records it as `expired` with a reason: a reset that waited too long in the queue is a fact
+     * for the audit trail, not a malformed message.
+     */
+    allowExpired?: boolean;
+  },
 ): { ok: true; value: ValidIntent } | { ok: false; error: IntentValidationError } => {
   const fail = (issues: FieldIssue[]) => ({ ok: false as const, error: new IntentValidationError(issues) });
   let candidate = raw;
@@ -164,7 +173,8 @@ export const parseIntent = (
   if (intent.expiresAt) {
     expiresAtMs = Date.parse(intent.expiresAt);
     const now = deps.clock.now();
-    if (expiresAtMs <= now) issues.push({ field: 'expiresAt', message: 'is already in the past' });
+    if (expiresAtMs <= now && !deps.allowExpired)
+      issues.push({ field: 'expiresAt', message: 'is already in the past' });
     else if (expiresAtMs - now > MAX_EXPIRY_MS)
       issues.push({ field: 'expiresAt', message: 'is more than 366 days ahead' });
   } else if (policy?.expiryRequired) {

@@ -68,12 +68,15 @@ export const OPERATOR_STATES: readonly DeliveryState[] = [
   'superseded',
 ];
 
-/** States that tell a fallback workflow the active channel definitively did not deliver. */
+/**
+ * States that tell a fallback workflow the active channel definitively did not deliver. `blocked` is
+ * deliberately absent: a content mismatch or a bad attachment is a refusal that needs a human, and a
+ * duplicate intent with different content must never authorize a second channel.
+ */
 export const DEFINITIVE_FAILURES: readonly DeliveryState[] = [
   'rejected',
   'expired',
   'suppressed',
-  'blocked',
   'resolved_rejected',
 ];
 

@@ -53,3 +53,21 @@ describe('state table', () => {
     expect(isTerminal('claimed')).toBe(false);
   });
 });
+
+describe('fallback authorization', () => {
+  it('advances only on definitive non-delivery, never on unknown, in-flight or blocked', async () => {
+    const { DEFINITIVE_FAILURES } = await import('../../../lib/domain/states.js');
+    for (const s of [
+      'unknown',
+      'quarantined',
+      'dispatching',
+      'retry_wait',
+      'claimed',
+      'blocked',
+      'accepted',
+    ] as const) {
+      expect(DEFINITIVE_FAILURES).not.toContain(s);
+    }
+    expect(DEFINITIVE_FAILURES).toEqual(expect.arrayContaining(['rejected', 'expired', 'suppressed']));
+  });
+});

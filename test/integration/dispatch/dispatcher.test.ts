@@ -1,0 +1,364 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
+import { ManualClock } from '../../../lib/domain/clock.js';
+import {
+  type RunningProviderSimulator,
+  startProviderSimulator,
+} from '../../../lib/simulator/ProviderSimulator.js';
+import {
+  crashAt,
+  createHarness,
+  type Harness,
+  pdfAttachment,
+  SimulatedCrash,
+} from '../../support/dispatchHarness.js';
+import { healthReportIntent, MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
+
+// Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1.
+let sim: RunningProviderSimulator;
+let h: Harness;
+const clock = new ManualClock(Date.now());
+let seq = 0;
+const envelope = () => ({ messageId: `msg-${++seq}` });
+const accepted = (key?: string) =>
+  sim.requests().filter((r) => r.outcome === 'accepted' && (key === undefined || r.idempotencyKey === key));
+
+beforeAll(async () => {
+  sim = await startProviderSimulator();
+  h = await createHarness(sim, clock);
+});
+afterAll(async () => {
+  await sim.stop();
+});
+beforeEach(() => {
+  sim.reset();
+  clock.set(Date.now());
+});
+
+describe('dispatcher: crash at each edge, then replay the same intent', () => {
+  it('crash before the claim: the replay sends once', async () => {
+    // Prepare
+    const body = JSON.stringify(resetIntent({ eventId: 'crash-before-claim' }, clock.now()));
+    // Act
+    await expect(h.dispatcher({ probe: crashAt('before_claim') }).handle(body, envelope())).rejects.toThrow(
+      SimulatedCrash,
+    );
+    const replay = await h.dispatcher().handle(body, envelope());
+    // Assess
+    expect(replay.channels[0]).toMatchObject({ state: 'accepted', action: 'sent' });
+    expect(accepted()).toHaveLength(1);
+  });
+
+  it('crash after the claim: the replay waits for the lease, then takes over and sends once', async () => {
+    // Prepare
+    const body = JSON.stringify(resetIntent({ eventId: 'crash-after-claim' }, clock.now()));
+    await expect(h.dispatcher({ probe: crashAt('after_claim') }).handle(body, envelope())).rejects.toThrow(
+      SimulatedCrash,
+    );
+    // Act
+    const early = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
+    clock.advance(61_000);
+    const late = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
+    // Assess
+    expect(early.disposition).toBe('retry_later');
+    expect(late.channels[0]).toMatchObject({ state: 'accepted' });
+    expect(accepted()).toHaveLength(1);
+    const row = await h.ledger.get(late.channels[0]!.dedupeKey);
+    expect(row?.history.map((e) => e.why)).toEqual([
+      'intent_received',
+      'lease_takeover',
+      'gates_passed',
+      'provider_accepted',
+    ]);
+  });
+
+  it('the provider accepted and the answer was lost: the row is unknown and the replay does not send', async () => {
+    // Prepare
+    const body = JSON.stringify(resetIntent({ eventId: 'accept-then-drop' }, clock.now()));
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop' });
+    // Act
+    const first = await h.dispatcher().handle(body, envelope());
+    clock.advance(120_000);
+    const replay = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
+    // Assess
+    expect(first.channels[0]).toMatchObject({ state: 'unknown', action: 'marked_unknown' });
+    expect(replay.channels[0]).toMatchObject({ state: 'unknown', action: 'left_for_reconciler' });
+    expect(sim.requests().map((r) => r.outcome)).toEqual(['dropped']);
+    expect(sim.messages()).toHaveLength(1);
+  });
+
+  it('the worker died after the provider accepted: the expired dispatching lease becomes a visible unknown', async () => {
+    // Prepare
+    const body = JSON.stringify(resetIntent({ eventId: 'crash-after-provider' }, clock.now()));
+    await expect(h.dispatcher({ probe: crashAt('after_provider') }).handle(body, envelope())).rejects.toThrow(
+      SimulatedCrash,
+    );
+    // Act
+    const early = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
+    clock.advance(61_000);
+    const late = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
+    // Assess
+    expect(early.disposition).toBe('retry_later');
+    expect(late.channels[0]).toMatchObject({ state: 'unknown', action: 'marked_unknown' });
+    expect(accepted()).toHaveLength(1);
+    const page = await h.ledger.listAttention('unknown');
+    expect(page.items.map((i) => i.pk)).toContain(late.channels[0]!.dedupeKey);
+  });
+
+  it('crash after the outcome was recorded: the replay finds it final and does not send', async () => {
+    const body = JSON.stringify(resetIntent({ eventId: 'crash-after-outcome' }, clock.now()));
+    await expect(h.dispatcher({ probe: crashAt('after_outcome') }).handle(body, envelope())).rejects.toThrow(
+      SimulatedCrash,
+    );
+    const replay = await h.dispatcher().handle(body, envelope());
+    expect(replay.channels[0]).toMatchObject({ state: 'accepted', action: 'already_final' });
+    expect(accepted()).toHaveLength(1);
+  });
+});
+
+describe('dispatcher gates', () => {
+  it('a redelivered intent in a new SQS envelope after an accepted send does not call the transport', async () => {
+    const body = JSON.stringify(resetIntent({ eventId: 'redelivery' }, clock.now()));
+    await h.dispatcher().handle(body, { messageId: 'envelope-1' });
+    const again = await h.dispatcher().handle(body, { messageId: 'envelope-2' });
+    expect(again.channels[0]?.action).toBe('already_final');
+    expect(sim.requests()).toHaveLength(1);
+  });
+
+  it('two intents with the same identity and different content: one send, one blocked', async () => {
+    // Prepare
+    const first = receiptIntent({ eventId: 'same-identity' });
+    const second = receiptIntent({ eventId: 'same-identity', data: { ...first.data, total: '9.99' } });
+    // Act
+    const a = await h.dispatcher().handle(JSON.stringify(first), envelope());
+    const b = await h.dispatcher().handle(JSON.stringify(second), envelope());
+    // Assess
+    expect(a.channels[0]?.state).toBe('accepted');
+    expect(b.channels[0]).toMatchObject({ state: 'blocked', action: 'content_mismatch_blocked' });
+    expect(sim.requests()).toHaveLength(1);
+    const blocked = await h.ledger.get(
+      `${a.channels[0]!.dedupeKey}#blocked#${(await h.ledger.get(a.channels[0]!.dedupeKey))!.contentHash.slice(3, 19)}`,
+    );
+    expect(blocked).toBeUndefined(); // the blocked row is keyed by the offered hash, not the stored one
+    const rows = await h.ledger.findByEvent('same-identity');
+    expect(rows.map((r) => [r.kind, r.state])).toEqual([
+      ['delivery', 'accepted'],
+      ['blocked', 'blocked'],
+    ]);
+    expect(rows[1]?.blockedAgainst).toBe(a.channels[0]!.dedupeKey);
+  });
+
+  it('an expired challenge waiting in the queue is expired, not sent', async () => {
+    // Prepare: valid when published, ten minutes of queue delay later it is not
+    const body = JSON.stringify(resetIntent({ eventId: 'expired-in-queue' }, clock.now()));
+    clock.advance(11 * 60_000);
+    // Act
+    const result = await h.dispatcher().handle(body, envelope());
+    // Assess
+    expect(result.channels[0]?.state).toBe('expired');
+    expect(sim.requests()).toHaveLength(0);
+    const row = await h.ledger.get(result.channels[0]!.dedupeKey);
+    expect(row?.history.at(-1)?.why).toBe('expired_before_dispatch');
+  });
+
+  it('a suppressed recipient is recorded as suppressed and never sent', async () => {
+    await h.suppressions.suppress('acme-games', 'player-suppressed', 'email', 'hard_bounce');
+    const body = JSON.stringify(
+      resetIntent(
+        { eventId: 'suppressed', recipient: { ref: 'player-suppressed', email: MARKERS.email } },
+        clock.now(),
+      ),
+    );
+    const result = await h.dispatcher().handle(body, envelope());
+    expect(result.channels[0]?.state).toBe('suppressed');
+    expect(sim.requests()).toHaveLength(0);
+  });
+
+  it('an attachment whose bytes do not match its sha256 is blocked before anything is sent', async () => {
+    const attachment = { ...pdfAttachment(), sha256: 'f'.repeat(64) };
+    const body = JSON.stringify(healthReportIntent({ eventId: 'bad-checksum', attachments: [attachment] }));
+    const result = await h.dispatcher().handle(body, envelope());
+    expect(result.channels[0]).toMatchObject({ channel: 'email', state: 'blocked' });
+    expect(sim.requests()).toHaveLength(0);
+  });
+
+  it('email + sms with delivery "all" makes two claims and two sends', async () => {
+    const body = JSON.stringify(
+      resetIntent({ eventId: 'both-channels', channels: ['email', 'sms'] }, clock.now()),
+    );
+    const result = await h.dispatcher().handle(body, envelope());
+    expect(result.channels.map((c) => [c.channel, c.state])).toEqual([
+      ['email', 'accepted'],
+      ['sms', 'accepted'],
+    ]);
+    expect(
+      accepted()
+        .map((r) => r.channel)
+        .sort(),
+    ).toEqual(['email', 'sms']);
+  });
+
+  it('a receipt under template v5 after v4 is a new notification; a reset re-rendered with v2 is not', async () => {
+    // Act
+    const v4 = await h
+      .dispatcher()
+      .handle(JSON.stringify(receiptIntent({ eventId: 'rev-receipt' })), envelope());
+    const v5 = await h
+      .dispatcher()
+      .handle(
+        JSON.stringify(
+          receiptIntent({ eventId: 'rev-receipt', template: { id: 'receipt', revision: 'v5' } }),
+        ),
+        envelope(),
+      );
+    const r1 = await h
+      .dispatcher()
+      .handle(JSON.stringify(resetIntent({ eventId: 'rev-reset' }, clock.now())), envelope());
+    const r2 = await h
+      .dispatcher()
+      .handle(
+        JSON.stringify(
+          resetIntent(
+            { eventId: 'rev-reset', template: { id: 'password-reset', revision: 'v2' } },
+            clock.now(),
+          ),
+        ),
+        envelope(),
+      );
+    // Assess
+    expect([v4, v5].map((o) => o.channels[0]?.state)).toEqual(['accepted', 'accepted']);
+    expect(v4.channels[0]?.dedupeKey).not.toBe(v5.channels[0]?.dedupeKey);
+    expect(r1.channels[0]?.state).toBe('accepted');
+    expect(r2.channels[0]).toMatchObject({ dedupeKey: r1.channels[0]?.dedupeKey, state: 'blocked' });
+    expect(accepted()).toHaveLength(3);
+  });
+
+  it('a 429 with Retry-After is retried after the delay with the same key (real time)', async () => {
+    // Prepare
+    const body = JSON.stringify(resetIntent({ eventId: 'throttled' }, Date.now()));
+    sim.addFault({ match: { channel: 'email' }, fault: 'status_429', retryAfterSeconds: 1 });
+    const started = Date.now();
+    // Act: a real clock and a real sleep, to catch a seconds/milliseconds mix-up
+    const result = await h
+      .dispatcher({ clock: { now: () => Date.now() }, realSleep: true })
+      .handle(body, envelope());
+    // Assess
+    const elapsed = Date.now() - started;
+    expect(result.channels[0]?.state).toBe('accepted');
+    const requests = sim.requests();
+    expect(requests.map((r) => r.outcome)).toEqual(['throttled', 'accepted']);
+    expect(new Set(requests.map((r) => r.idempotencyKey)).size).toBe(1);
+    expect(elapsed).toBeGreaterThanOrEqual(1000);
+    expect(elapsed).toBeLessThan(5000);
+    const row = await h.ledger.get(result.channels[0]!.dedupeKey);
+    expect(row?.history.map((e) => e.s)).toEqual([
+      'claimed',
+      'dispatching',
+      'retry_wait',
+      'dispatching',
+      'accepted',
+    ]);
+  });
+
+  it('stops at the purpose retry budget with a rejected outcome that says why', async () => {
+    const body = JSON.stringify(resetIntent({ eventId: 'budget' }, clock.now()));
+    sim.addFault({ match: { channel: 'email' }, fault: 'status_429', retryAfterSeconds: 0, times: 10 });
+    const result = await h.dispatcher().handle(body, envelope());
+    expect(result.channels[0]?.state).toBe('rejected');
+    expect(sim.requests()).toHaveLength(3); // password-reset allows 3 attempts
+    const row = await h.ledger.get(result.channels[0]!.dedupeKey);
+    expect(row?.history.at(-1)?.why).toMatch(/^retry_budget_exhausted/);
+  });
+
+  it('re-checks expiry before a retry: a Retry-After past the expiry ends in expired, not a late send', async () => {
+    const body = JSON.stringify(resetIntent({ eventId: 'expires-during-retry' }, clock.now()));
+    sim.addFault({ match: { channel: 'email' }, fault: 'status_429', retryAfterSeconds: 2 });
+    const d = h.dispatcher({ sleep: async (ms) => clock.advance(ms + 10 * 60_000) });
+    const result = await d.handle(body, envelope());
+    expect(result.channels[0]?.state).toBe('expired');
+    expect(accepted()).toHaveLength(0);
+  });
+});
+
+describe('fallback delivery', () => {
+  it('email rejected → exactly one SMS, carrying no attachment', async () => {
+    sim.addFault({ match: { channel: 'email' }, fault: 'reject' });
+    const body = JSON.stringify(
+      healthReportIntent({ eventId: 'fb-rejected', attachments: [pdfAttachment()] }),
+    );
+    const result = await h.dispatcher().handle(body, envelope());
+    expect(result.channels.map((c) => [c.channel, c.state])).toEqual([
+      ['email', 'rejected'],
+      ['sms', 'accepted'],
+    ]);
+    expect(accepted().map((r) => r.channel)).toEqual(['sms']);
+  });
+
+  it('email unknown → no SMS, and the message is parked until reconciliation', async () => {
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop' });
+    const body = JSON.stringify(
+      healthReportIntent({ eventId: 'fb-unknown', attachments: [pdfAttachment()] }),
+    );
+    const first = await h.dispatcher().handle(body, envelope());
+    const again = await h.dispatcher().handle(body, envelope());
+    expect(first).toMatchObject({ disposition: 'retry_later' });
+    expect(again).toMatchObject({ disposition: 'retry_later' });
+    expect(sim.requests().filter((r) => r.channel === 'sms')).toHaveLength(0);
+  });
+
+  it('four workers racing the same fallback intent produce exactly one SMS', async () => {
+    // Prepare
+    sim.addFault({ match: { channel: 'email' }, fault: 'reject', times: 10 });
+    const body = JSON.stringify(healthReportIntent({ eventId: 'fb-race', attachments: [pdfAttachment()] }));
+    const workers = Array.from({ length: 4 }, (_, i) => h.dispatcher({ workerId: `dispatch:r${i}` }));
+    // Act: all at once, then keep redelivering until every worker is done
+    let results = await Promise.all(workers.map((w) => w.handle(body, envelope())));
+    for (let round = 0; round < 5 && results.some((r) => r.disposition === 'retry_later'); round++) {
+      clock.advance(61_000);
+      results = await Promise.all(workers.map((w) => w.handle(body, envelope())));
+    }
+    // Assess
+    expect(results.every((r) => r.disposition === 'done')).toBe(true);
+    expect(sim.requests().filter((r) => r.channel === 'email')).toHaveLength(1);
+    expect(accepted().map((r) => r.channel)).toEqual(['sms']);
+  });
+});
+
+describe('SQS batch handling', () => {
+  it('a batch with one poison message reports only that message as failed; an invalid one is recorded, not retried', async () => {
+    // Prepare
+    const good = JSON.stringify(resetIntent({ eventId: 'batch-good' }, clock.now()));
+    const poison = JSON.stringify(
+      healthReportIntent({
+        eventId: 'batch-poison',
+        attachments: [{ ...pdfAttachment(), uri: 'file:///nonexistent/report.pdf' }],
+      }),
+    );
+    const invalid = '{"eventId": "batch-invalid", "surprise": true';
+    const record = (messageId: string, body: string) =>
+      ({ messageId, body, attributes: { ApproximateReceiveCount: '1' } }) as never;
+    const handler = createSqsHandler(h.dispatcher(), { concurrency: 2 });
+    // Act
+    const response = await handler({
+      Records: [record('m-good', good), record('m-poison', poison), record('m-invalid', invalid)],
+    });
+    // Assess
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-poison' }]);
+    expect(accepted()).toHaveLength(1);
+    const invalidRows = (await h.ledger.findByEvent('-')).filter((r) => r.kind === 'invalid');
+    expect(invalidRows.some((r) => r.issues?.[0]?.field === '(root)')).toBe(true);
+  });
+
+  it('writes no secret and no raw address to the ledger or the logs', async () => {
+    const body = JSON.stringify(
+      resetIntent({ eventId: 'secret-scan', channels: ['email', 'sms'] }, clock.now()),
+    );
+    sim.addFault({ match: { channel: 'sms' }, fault: 'accept_then_drop' });
+    const result = await h.dispatcher().handle(body, envelope());
+    const rows = await Promise.all(result.channels.map((c) => h.ledger.get(c.dedupeKey)));
+    const haystack = JSON.stringify(rows) + h.logger.lines.join('\n');
+    for (const secret of [MARKERS.token, MARKERS.email, MARKERS.phone])
+      expect(haystack).not.toContain(secret);
+    expect(h.logger.lines.length).toBeGreaterThan(0);
+  });
+});

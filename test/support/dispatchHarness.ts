@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { UriAttachmentStore } from '../../lib/attachments/AttachmentStore.js';
+import { Dispatcher, type DispatcherDeps, type EdgeProbe } from '../../lib/dispatch/Dispatcher.js';
+import type { Clock } from '../../lib/domain/clock.js';
+import { PurposeRegistry } from '../../lib/domain/purposes.js';
+import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
+import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
+import type { RunningProviderSimulator } from '../../lib/simulator/ProviderSimulator.js';
+import { FileTemplateStore } from '../../lib/templates/FileTemplateStore.js';
+import { RestTransport } from '../../lib/transports/RestTransport.js';
+import { createLedgerTable, createSuppressionTable, localDynamo } from './dynamo.js';
+
+export const CONTENT_KEY = 'test-content-hash-key-0123456789';
+
+/** Collects log lines so tests can assert that no secret reached a log. */
+export class CapturingLogger {
+  readonly lines: string[] = [];
+  info = (message: string, ...extra: object[]) =>
+    this.lines.push(JSON.stringify({ level: 'info', message, extra }));
+  warn = (message: string, ...extra: object[]) =>
+    this.lines.push(JSON.stringify({ level: 'warn', message, extra }));
+  error = (message: string, ...extra: object[]) =>
+    this.lines.push(JSON.stringify({ level: 'error', message, extra }));
+}
+
+export interface Harness {
+  ledger: DynamoLedger;
+  suppressions: DynamoSuppressionList;
+  table: string;
+  logger: CapturingLogger;
+  sleeps: number[];
+  dispatcher(
+    options?: {
+      workerId?: string;
+      probe?: EdgeProbe;
+      clock?: Clock;
+      realSleep?: boolean;
+    } & Partial<DispatcherDeps>,
+  ): Dispatcher;
+}
+
+/**
+ * Real components end to end: DynamoDB Local tables (fresh per harness), the committed templates,
+ * the REST transport over HTTP to the provider simulator (a test double), attachments from disk.
+ */
+export const createHarness = async (sim: RunningProviderSimulator, clock: Clock): Promise<Harness> => {
+  const { raw, doc } = localDynamo();
+  const table = await createLedgerTable(raw, 'dispatch');
+  const suppressionTable = await createSuppressionTable(raw);
+  const ledger = new DynamoLedger(doc, table);
+  const suppressions = new DynamoSuppressionList(doc, suppressionTable);
+  const logger = new CapturingLogger();
+  const sleeps: number[] = [];
+  const renderer = new FileTemplateStore();
+  const transports = {
+    email: new RestTransport({ baseUrl: sim.url, channel: 'email' }),
+    sms: new RestTransport({ baseUrl: sim.url, channel: 'sms' }),
+  };
+  return {
+    ledger,
+    suppressions,
+    table,
+    logger,
+    sleeps,
+    dispatcher: ({ workerId = 'dispatch:test', probe, clock: c = clock, realSleep = false, ...rest } = {}) =>
+      new Dispatcher({
+        ledger: new DynamoLedger(localDynamo().doc, table),
+        suppressions,
+        renderer,
+        transports,
+        attachments: new UriAttachmentStore(),
+        purposes: new PurposeRegistry(),
+        clock: c,
+        contentHashKey: CONTENT_KEY,
+        workerId,
+        leaseMs: 60_000,
+        logger,
+        random: () => 0.5,
+        sleep: async (ms) => {
+          sleeps.push(ms);
+          if (realSleep) await new Promise((r) => setTimeout(r, ms));
+        },
+        ...(probe ? { probe } : {}),
+        ...rest,
+      }),
+  };
+};
+
+/** Writes a small "PDF" to a temp file and returns an attachment reference with its real checksum. */
+export const pdfAttachment = (content = '%PDF-1.4 report 42\n') => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-att-'));
+  const path = join(dir, 'report-42.pdf');
+  writeFileSync(path, content);
+  return {
+    uri: pathToFileURL(path).href,
+    sha256: createHash('sha256').update(content).digest('hex'),
+    filename: 'report-42.pdf',
+    contentType: 'application/pdf',
+  };
+};
+
+/** A crash at a named edge: the probe throws, as a process death would stop the worker there. */
+export class SimulatedCrash extends Error {}
+export const crashAt =
+  (edge: string): EdgeProbe =>
+  (e) => {
+    if (e === edge) throw new SimulatedCrash(`crashed at ${edge}`);
+  };
