@@ -1,0 +1,301 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as ses from 'aws-cdk-lib/aws-ses';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { loadNamedQueries, type NamedQuery } from '../lib/archive/namedQueries.js';
+import { ENV } from '../lib/config.js';
+import { type PurposePolicy, PurposeRegistry } from '../lib/domain/purposes.js';
+import { Alarms, type AlarmThresholds } from './constructs/Alarms.js';
+import { AuditArchive } from './constructs/AuditArchive.js';
+import { Dispatcher } from './constructs/Dispatcher.js';
+import { EvidenceRecorder } from './constructs/EvidenceRecorder.js';
+import { IntakeQueue } from './constructs/IntakeQueue.js';
+import { LedgerTables } from './constructs/LedgerTables.js';
+import { ReconcilerWorkflow } from './constructs/ReconcilerWorkflow.js';
+import { acknowledge } from './nag.js';
+
+export type EmailTransportName = 'ses' | 'resend' | 'rest' | 'simulator';
+export type SmsTransportName = 'sms-v2' | 'twilio' | 'rest' | 'simulator';
+
+export interface EmailChannelProps {
+  transport: EmailTransportName;
+  /** The From address. For SES it must belong to `sesIdentity`. */
+  fromAddress: string;
+  /** SES only: the verified identity (domain or address) the dispatcher may send as. */
+  sesIdentity?: string;
+  /**
+   * SES only: an existing SES v2 configuration set to send through. Absent: the construct creates one.
+   * Either way the construct adds an EventBridge event destination to it.
+   */
+  sesConfigurationSetName?: string;
+}
+
+export interface SmsChannelProps {
+  transport: SmsTransportName;
+  /**
+   * sms-v2 only: ARN of the origination identity (phone number, pool or sender id) the dispatcher may send
+   * from. The construct creates the SMS configuration set and its SNS event destination.
+   */
+  originationIdentityArn?: string;
+}
+
+export interface NotificationLedgerProps {
+  email: EmailChannelProps;
+  sms: SmsChannelProps;
+  /**
+   * One Secrets Manager secret with the credentials of the non-AWS providers (Resend, Twilio, REST), read by
+   * the functions at run time by ARN. Required when a channel uses one of those transports. Import it with
+   * `Secret.fromSecretCompleteArn` so the grant names the exact secret.
+   */
+  providerSecret?: secretsmanager.ISecret;
+  /** REST transport base URL (no credentials in it; those live in `providerSecret`). */
+  restBaseUrl?: string;
+  /** Purpose policies added to (or overriding) the built-ins; validated at synth, passed as JSON. */
+  purposes?: PurposePolicy[];
+  /** Object Lock COMPLIANCE default retention for archived transitions. Default 365 days. */
+  archiveRetentionDays?: number;
+  /** Where alarms go. Absent: the construct creates an encrypted topic (subscribe to it yourself). */
+  alarmTopic?: sns.ITopic;
+  alarmThresholds?: AlarmThresholds;
+  /** When the reconciler runs. Default every 5 minutes. */
+  reconcileSchedule?: scheduler.ScheduleExpression;
+  /** Pages per reconcile execution before it leaves the rest to the next schedule. Default 50. */
+  reconcileMaxPagesPerRun?: number;
+  /** Concurrency limits. */
+  concurrency?: {
+    /** Concurrent dispatcher invocations the SQS poller may run (2..1000). Default 10. */
+    dispatcherMaxConcurrency?: number;
+    /** Records one dispatcher invocation works on at once (1..50). Default 5. */
+    recordConcurrency?: number;
+  };
+  /** Ledger claim lease in seconds (5..900). Default 90. */
+  leaseSeconds?: number;
+  /** Where intents' attachments are read from: the dispatcher gets s3:GetObject under this prefix only. */
+  attachments?: { bucket: s3.IBucket; prefix?: string };
+  /** Deliveries of an intent before the intake queue parks it on the DLQ (≥ 5). Default 5. */
+  maxReceiveCount?: number;
+  logRetention?: logs.RetentionDays;
+  /** Athena named queries; default: the archive's own (lib/archive). */
+  namedQueries?: readonly NamedQuery[];
+}
+
+const NEEDS_PROVIDER_SECRET = new Set<string>(['resend', 'twilio', 'rest']);
+/** Dispatcher timeout; the intake queue's visibility timeout is six times this. */
+export const DISPATCHER_TIMEOUT = Duration.seconds(60);
+
+/**
+ * Sendproof in one construct: drop it into a stack, publish intents to `intakeQueue`. Each concern is its
+ * own construct (infra/constructs); this one composes them and decides who may touch what, through the
+ * SendproofFunction binders only.
+ */
+export class NotificationLedger extends Construct {
+  readonly intake: IntakeQueue;
+  readonly tables: LedgerTables;
+  readonly dispatcher: Dispatcher;
+  readonly reconciler: ReconcilerWorkflow;
+  readonly evidence: EvidenceRecorder;
+  readonly archive: AuditArchive;
+  readonly alarms: Alarms;
+  readonly alarmTopic: sns.ITopic;
+  readonly contentHashSecret: secretsmanager.Secret;
+  readonly sesConfigurationSetName?: string;
+
+  constructor(scope: Construct, id: string, props: NotificationLedgerProps) {
+    super(scope, id);
+    validate(props);
+    const stack = Stack.of(this);
+    // Validated here so a typo fails `cdk synth`, not the first cold start.
+    PurposeRegistry.withOverrides(props.purposes ?? []);
+    const purposesJson = JSON.stringify(props.purposes ?? []);
+
+    this.contentHashSecret = new secretsmanager.Secret(this, 'ContentHashKey', {
+      description: 'Sendproof HMAC key for content hashes (generated; never leaves Secrets Manager)',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    acknowledge(
+      this.contentHashSecret,
+      'AwsSolutions-SMG4',
+      'Rotating the HMAC key would change every content hash and break the hash-mismatch check for in-flight claims; a key change is a deliberate, versioned migration, not a timer.',
+    );
+
+    // One customer-managed key for the topics this construct owns: SNS encryption with the AWS-managed key
+    // cannot be used by service principals (CloudWatch alarms, End User Messaging SMS).
+    const topicKey = new kms.Key(this, 'TopicKey', {
+      description: 'Sendproof SNS topics (alarms, SMS events)',
+      enableKeyRotation: true,
+    });
+    for (const service of ['cloudwatch.amazonaws.com', 'sms-voice.amazonaws.com']) {
+      topicKey.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: `AllowPublishFrom-${service.split('.')[0]}`,
+          principals: [new iam.ServicePrincipal(service)],
+          actions: ['kms:GenerateDataKey*', 'kms:Decrypt'],
+          resources: ['*'],
+          conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+        }),
+      );
+    }
+
+    this.intake = new IntakeQueue(this, 'Intake', {
+      dispatcherTimeout: DISPATCHER_TIMEOUT,
+      maxReceiveCount: props.maxReceiveCount,
+    });
+    this.tables = new LedgerTables(this, 'Tables');
+
+    // --- dispatcher ---------------------------------------------------------------------------------
+    this.dispatcher = new Dispatcher(this, 'Dispatcher', {
+      queue: this.intake.queue,
+      timeout: DISPATCHER_TIMEOUT,
+      maxConcurrency: props.concurrency?.dispatcherMaxConcurrency ?? 10,
+      logRetention: props.logRetention,
+    });
+    const dispatch = this.dispatcher.function
+      .bindLedger(this.tables.ledger, 'readwrite')
+      .bindSuppression(this.tables.suppression, 'read')
+      .bindContentHashSecret(this.contentHashSecret);
+    const transportEnv = (fn: typeof dispatch) => {
+      fn.setEnv(ENV.emailTransport, props.email.transport)
+        .setEnv(ENV.smsTransport, props.sms.transport)
+        .setEnv(ENV.emailFrom, props.email.fromAddress)
+        .setEnv(ENV.purposes, purposesJson);
+      if (props.restBaseUrl) fn.setEnv(ENV.restBaseUrl, props.restBaseUrl);
+      if (props.providerSecret) fn.bindProviderSecret(props.providerSecret);
+      return fn;
+    };
+    transportEnv(dispatch);
+    if (props.concurrency?.recordConcurrency !== undefined) {
+      dispatch.setEnv(ENV.recordConcurrency, String(props.concurrency.recordConcurrency));
+    }
+    if (props.leaseSeconds !== undefined) dispatch.setEnv(ENV.leaseSeconds, String(props.leaseSeconds));
+
+    if (props.email.transport === 'ses') {
+      const configurationSetName =
+        props.email.sesConfigurationSetName ??
+        new ses.ConfigurationSet(this, 'SesConfigurationSet', {
+          reputationMetrics: true,
+          sendingEnabled: true,
+        }).configurationSetName;
+      this.sesConfigurationSetName = configurationSetName;
+      dispatch.bindEmailSender({
+        identityArn: stack.formatArn({
+          service: 'ses',
+          resource: 'identity',
+          resourceName: props.email.sesIdentity!,
+        }),
+        configurationSetName,
+        fromAddress: props.email.fromAddress,
+      });
+    }
+
+    // --- evidence (needs to exist before the SMS sender binding: it owns the SMS configuration set) -------
+    this.evidence = new EvidenceRecorder(this, 'Evidence', {
+      topicKey,
+      sesConfigurationSetName: this.sesConfigurationSetName,
+      smsEvents: props.sms.transport === 'sms-v2',
+      logRetention: props.logRetention,
+    });
+    this.evidence.function.bindLedger(this.tables.ledger, 'readwrite').setEnv(ENV.purposes, purposesJson);
+    if (props.sms.transport === 'sms-v2' && this.evidence.smsConfigurationSet) {
+      dispatch.bindSmsSender({
+        originationIdentityArn: props.sms.originationIdentityArn!,
+        configurationSetName: this.evidence.smsConfigurationSet.ref,
+      });
+    }
+    if (props.attachments)
+      dispatch.allowAttachmentsRead(props.attachments.bucket, props.attachments.prefix ?? '');
+
+    // --- reconciler -----------------------------------------------------------------------------------
+    this.reconciler = new ReconcilerWorkflow(this, 'Reconciler', {
+      schedule: props.reconcileSchedule ?? scheduler.ScheduleExpression.rate(Duration.minutes(5)),
+      maxPagesPerRun: props.reconcileMaxPagesPerRun ?? 50,
+      logRetention: props.logRetention,
+    });
+    transportEnv(
+      this.reconciler.function
+        .bindLedger(this.tables.ledger, 'readwrite')
+        .bindContentHashSecret(this.contentHashSecret),
+    );
+
+    // --- archive ----------------------------------------------------------------------------------------
+    this.archive = new AuditArchive(this, 'Archive', {
+      ledger: this.tables.ledger,
+      retentionDays: props.archiveRetentionDays ?? 365,
+      namedQueries: props.namedQueries ?? loadNamedQueries(),
+      logRetention: props.logRetention,
+    });
+
+    // --- alarms -----------------------------------------------------------------------------------------
+    if (props.alarmTopic) {
+      this.alarmTopic = props.alarmTopic;
+    } else {
+      const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: topicKey, enforceSSL: true });
+      topic.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'CloudWatchAlarmsPublish',
+          principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['sns:Publish'],
+          resources: [topic.topicArn],
+          conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+        }),
+      );
+      this.alarmTopic = topic;
+    }
+    this.alarms = new Alarms(this, 'Alarms', {
+      topic: this.alarmTopic,
+      intakeQueue: this.intake.queue,
+      deadLetterQueues: {
+        IntakeDlq: this.intake.dlq,
+        EvidenceDlq: this.evidence.dlq,
+        ArchiveFailures: this.archive.failureQueue,
+      },
+      functions: {
+        Dispatch: this.dispatcher.function.fn,
+        Reconcile: this.reconciler.function.fn,
+        Evidence: this.evidence.function.fn,
+        Archive: this.archive.function.fn,
+      },
+      archiver: this.archive.function.fn,
+      reconcileStateMachine: this.reconciler.stateMachine,
+      thresholds: props.alarmThresholds,
+    });
+  }
+}
+
+const validate = (props: NotificationLedgerProps): void => {
+  const problems: string[] = [];
+  if (props.email.transport === 'ses' && !props.email.sesIdentity) {
+    problems.push('email.sesIdentity is required with the ses transport');
+  }
+  if (props.sms.transport === 'sms-v2' && !props.sms.originationIdentityArn) {
+    problems.push('sms.originationIdentityArn is required with the sms-v2 transport');
+  }
+  for (const [channel, transport] of [
+    ['email', props.email.transport],
+    ['sms', props.sms.transport],
+  ] as const) {
+    if (NEEDS_PROVIDER_SECRET.has(transport) && !props.providerSecret) {
+      problems.push(`providerSecret is required: ${channel} uses the ${transport} transport`);
+    }
+  }
+  if ((props.email.transport === 'rest' || props.sms.transport === 'rest') && !props.restBaseUrl) {
+    problems.push('restBaseUrl is required with the rest transport');
+  }
+  const maxConcurrency = props.concurrency?.dispatcherMaxConcurrency;
+  if (maxConcurrency !== undefined && (maxConcurrency < 2 || maxConcurrency > 1000)) {
+    problems.push('concurrency.dispatcherMaxConcurrency must be between 2 and 1000');
+  }
+  const recordConcurrency = props.concurrency?.recordConcurrency;
+  if (recordConcurrency !== undefined && (recordConcurrency < 1 || recordConcurrency > 50)) {
+    problems.push('concurrency.recordConcurrency must be between 1 and 50');
+  }
+  if (props.leaseSeconds !== undefined && (props.leaseSeconds < 5 || props.leaseSeconds > 900)) {
+    problems.push('leaseSeconds must be between 5 and 900');
+  }
+  if (problems.length > 0) throw new Error(`NotificationLedger: ${problems.join('; ')}`);
+};

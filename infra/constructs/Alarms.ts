@@ -1,0 +1,167 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+
+export interface AlarmThresholds {
+  /** Oldest intent waiting on the intake queue. */
+  queueOldestMessageAge?: Duration;
+  /** Archiver stream lag; DynamoDB streams keep records 24 h, so alarm long before that. */
+  archiverIteratorAge?: Duration;
+  /** Oldest ledger row whose provider outcome is still unknown (reconciler metric). */
+  oldestUnknownAge?: Duration;
+}
+
+export interface AlarmsProps {
+  topic: sns.ITopic;
+  intakeQueue: sqs.IQueue;
+  /** Queues where anything at all means something was dropped: intake DLQ, evidence DLQ, archive failures. */
+  deadLetterQueues: Record<string, sqs.IQueue>;
+  functions: Record<string, lambda.IFunction>;
+  archiver: lambda.IFunction;
+  reconcileStateMachine: sfn.IStateMachine;
+  thresholds?: AlarmThresholds;
+}
+
+export const DEFAULT_THRESHOLDS = {
+  queueOldestMessageAge: Duration.minutes(15),
+  archiverIteratorAge: Duration.hours(1),
+  oldestUnknownAge: Duration.hours(6),
+} as const;
+
+const sendproofMetric = (metricName: string, statistic: string): cloudwatch.Metric =>
+  new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { service: SERVICE_NAME },
+    statistic,
+    period: Duration.minutes(5),
+  });
+
+/**
+ * Every alarm that says "a claim may be stuck or lost", on one dashboard, each sending to one SNS topic.
+ * Custom metrics use the names in lib/observability.ts, the same constants the functions emit with.
+ */
+export class Alarms extends Construct {
+  readonly alarms: cloudwatch.Alarm[] = [];
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: AlarmsProps) {
+    super(scope, id);
+    const thresholds = { ...DEFAULT_THRESHOLDS, ...props.thresholds };
+    const action = new cwActions.SnsAction(props.topic);
+    const add = (alarmId: string, options: cloudwatch.AlarmProps): cloudwatch.Alarm => {
+      const alarm = new cloudwatch.Alarm(this, alarmId, options);
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+      this.alarms.push(alarm);
+      return alarm;
+    };
+
+    const dlqAlarms = Object.entries(props.deadLetterQueues).map(([name, queue]) =>
+      add(`${name}NotEmpty`, {
+        alarmDescription: `${name}: messages were parked and need an operator`,
+        metric: queue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(1),
+          statistic: 'Maximum',
+        }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    const queueAge = add('IntakeOldestMessageAge', {
+      alarmDescription: 'Intents are waiting on the intake queue longer than expected',
+      metric: props.intakeQueue.metricApproximateAgeOfOldestMessage({
+        period: Duration.minutes(1),
+        statistic: 'Maximum',
+      }),
+      threshold: thresholds.queueOldestMessageAge.toSeconds(),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const iteratorAge = add('ArchiverIteratorAge', {
+      alarmDescription: 'The archive is falling behind the ledger stream (records expire after 24 h)',
+      metric: props.archiver.metric('IteratorAge', { period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: thresholds.archiverIteratorAge.toMilliseconds(),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const oldestUnknown = add('OldestUnknownAge', {
+      alarmDescription: 'A send with an unknown outcome has waited too long for evidence',
+      metric: sendproofMetric(METRIC.oldestUnknownAgeSeconds, 'Maximum'),
+      threshold: thresholds.oldestUnknownAge.toSeconds(),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const quarantined = add('QuarantinedRows', {
+      alarmDescription: 'Ledger rows are quarantined and wait for a human decision',
+      metric: sendproofMetric(METRIC.quarantinedRows, 'Maximum'),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const reconcileFailed = add('ReconcileExecutionsFailed', {
+      alarmDescription: 'A reconcile run failed, timed out or was aborted',
+      metric: new cloudwatch.MathExpression({
+        expression: 'failed + timedOut + aborted',
+        label: 'Reconcile executions not succeeded',
+        period: Duration.minutes(5),
+        usingMetrics: {
+          failed: props.reconcileStateMachine.metricFailed({ statistic: 'Sum' }),
+          timedOut: props.reconcileStateMachine.metricTimedOut({ statistic: 'Sum' }),
+          aborted: props.reconcileStateMachine.metricAborted({ statistic: 'Sum' }),
+        },
+      }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const functionAlarms = Object.entries(props.functions).flatMap(([name, fn]) => [
+      add(`${name}Errors`, {
+        alarmDescription: `${name} function invocations failed`,
+        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      add(`${name}Throttles`, {
+        alarmDescription: `${name} function invocations were throttled`,
+        metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    ]);
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.hours(6),
+    });
+    this.dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({
+        title: 'Sendproof alarms',
+        alarms: this.alarms,
+        width: 24,
+        height: 4,
+      }),
+    );
+    const graph = (alarm: cloudwatch.Alarm) =>
+      new cloudwatch.AlarmWidget({ alarm, title: alarm.node.id, width: 8 });
+    this.dashboard.addWidgets(...[queueAge, iteratorAge, oldestUnknown].map(graph));
+    this.dashboard.addWidgets(...[quarantined, reconcileFailed, ...dlqAlarms].map(graph));
+    this.dashboard.addWidgets(...functionAlarms.map(graph));
+  }
+}

@@ -1,0 +1,217 @@
+import { Duration, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as athena from 'aws-cdk-lib/aws-athena';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as glue from 'aws-cdk-lib/aws-glue';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { NamedQuery } from '../../lib/archive/namedQueries.js';
+import {
+  ARCHIVE_COLUMNS,
+  ARCHIVE_PARTITION,
+  ARCHIVE_PREFIX,
+  ARCHIVE_TABLE,
+} from '../../lib/archive/schema.js';
+import { acknowledge } from '../nag.js';
+import { SendproofFunction } from './SendproofFunction.js';
+
+export interface AuditArchiveProps {
+  ledger: dynamodb.ITable;
+  /** Default Object Lock retention, in days, in COMPLIANCE mode: nobody, root included, can shorten it. */
+  retentionDays: number;
+  namedQueries: readonly NamedQuery[];
+  /** Oldest stream record the archiver still tries; older ones go to the failure queue. */
+  maxRecordAge?: Duration;
+  logRetention?: logs.RetentionDays;
+  /** First day partition projection enumerates. */
+  projectionStartDate?: string;
+}
+
+/** Retries of a failing stream batch before it is bisected away to the failure queue. */
+export const ARCHIVE_RETRY_ATTEMPTS = 10;
+
+/**
+ * The audit trail: ledger stream → archiver → Object Lock bucket (JSON Lines, gzip, one Hive partition per
+ * day), queried through a Glue table with partition projection and an Athena workgroup whose result
+ * location is enforced. Access logs for both buckets go to a separate log bucket.
+ */
+export class AuditArchive extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly resultsBucket: s3.Bucket;
+  readonly accessLogsBucket: s3.Bucket;
+  readonly function: SendproofFunction;
+  readonly failureQueue: sqs.Queue;
+  readonly database: glue.CfnDatabase;
+  readonly table: glue.CfnTable;
+  readonly workGroup: athena.CfnWorkGroup;
+  readonly namedQueries: athena.CfnNamedQuery[];
+
+  constructor(scope: Construct, id: string, props: AuditArchiveProps) {
+    super(scope, id);
+    if (!Number.isInteger(props.retentionDays) || props.retentionDays < 1) {
+      throw new Error(`archive retentionDays must be a positive integer, got ${props.retentionDays}`);
+    }
+    const stack = Stack.of(this);
+
+    this.accessLogsBucket = new s3.Bucket(this, 'AccessLogs', {
+      // Server access logging delivers with SSE-S3 only.
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      // Object ownership is left to CDK: with @aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy (set in this
+      // app's cdk.json) log delivery is granted by bucket policy; a host stack without it gets the ACL mode.
+      versioned: true,
+      lifecycleRules: [{ expiration: Duration.days(400), noncurrentVersionExpiration: Duration.days(30) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    acknowledge(
+      this.accessLogsBucket,
+      'AwsSolutions-S1',
+      'This is the access-log bucket of the archive and results buckets; logging it into itself would loop.',
+    );
+
+    this.bucket = new s3.Bucket(this, 'Bucket', {
+      objectLockEnabled: true,
+      objectLockDefaultRetention: s3.ObjectLockRetention.compliance(Duration.days(props.retentionDays)),
+      versioned: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: 'archive/',
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.resultsBucket = new s3.Bucket(this, 'QueryResults', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: 'athena-results/',
+      lifecycleRules: [{ expiration: Duration.days(30) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // Archiver: stream → bucket. Bisect isolates a poison record; after the retries a batch goes to the
+    // failure queue (its stream coordinates, not the data) instead of blocking the shard for 24 hours.
+    this.function = new SendproofFunction(this, 'Archive', {
+      entry: 'functions/archive/index.ts',
+      description: 'Copies every ledger transition from the table stream to the Object Lock archive',
+      timeout: Duration.minutes(1),
+      logRetention: props.logRetention,
+    }).bindArchiveWriter(this.bucket, ARCHIVE_PREFIX);
+    this.failureQueue = new sqs.Queue(this, 'FailedBatches', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(
+      this.failureQueue,
+      'AwsSolutions-SQS3',
+      'This queue is the on-failure destination of the archiver stream mapping.',
+    );
+    this.function.fn.addEventSource(
+      new DynamoEventSource(props.ledger, {
+        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        maxBatchingWindow: Duration.seconds(5),
+        bisectBatchOnError: true,
+        retryAttempts: ARCHIVE_RETRY_ATTEMPTS,
+        maxRecordAge: props.maxRecordAge ?? Duration.hours(12),
+        reportBatchItemFailures: true,
+        // One batch per shard at a time: transitions of one row stay in order.
+        parallelizationFactor: 1,
+        onFailure: new SqsDlq(this.failureQueue),
+      }),
+    );
+    // dynamodb:ListStreams (Resource "*") is covered by the role's Resource::* acknowledgement in
+    // SendproofFunction, whose reason names it; the other stream actions are scoped to the ledger stream.
+
+    // Glue database + table over transitions/dt=YYYY-MM-DD/*.jsonl.gz with partition projection: no
+    // crawler, no MSCK REPAIR, a new day is queryable the moment its first object lands.
+    // Unique per construct instance, so two ledgers in one account/stack do not share a catalog database.
+    const databaseName = Names.uniqueResourceName(this, { maxLength: 64, separator: '_' })
+      .toLowerCase()
+      .replace(/[^a-z0-9_]/g, '_');
+    this.database = new glue.CfnDatabase(this, 'Database', {
+      catalogId: stack.account,
+      databaseInput: { name: databaseName, description: 'Sendproof audit archive' },
+    });
+    const location = `s3://${this.bucket.bucketName}/${ARCHIVE_PREFIX}`;
+    this.table = new glue.CfnTable(this, 'TransitionsTable', {
+      catalogId: stack.account,
+      databaseName,
+      tableInput: {
+        name: ARCHIVE_TABLE,
+        description: 'One line per ledger transition (lib/archive/schema.ts)',
+        tableType: 'EXTERNAL_TABLE',
+        partitionKeys: [{ name: ARCHIVE_PARTITION.name, type: ARCHIVE_PARTITION.type }],
+        parameters: {
+          classification: 'json',
+          compressionType: 'gzip',
+          'projection.enabled': 'true',
+          [`projection.${ARCHIVE_PARTITION.name}.type`]: 'date',
+          [`projection.${ARCHIVE_PARTITION.name}.format`]: ARCHIVE_PARTITION.format,
+          [`projection.${ARCHIVE_PARTITION.name}.range`]: `${props.projectionStartDate ?? '2025-01-01'},NOW`,
+          [`projection.${ARCHIVE_PARTITION.name}.interval`]: '1',
+          [`projection.${ARCHIVE_PARTITION.name}.interval.unit`]: 'DAYS',
+          'storage.location.template': `${location}${ARCHIVE_PARTITION.name}=\${${ARCHIVE_PARTITION.name}}/`,
+        },
+        storageDescriptor: {
+          location,
+          columns: ARCHIVE_COLUMNS.map((c) => ({ name: c.name, type: c.type, comment: c.comment })),
+          inputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
+          outputFormat: 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat',
+          serdeInfo: {
+            serializationLibrary: 'org.openx.data.jsonserde.JsonSerDe',
+            parameters: { 'ignore.malformed.json': 'false' },
+          },
+        },
+      },
+    });
+    this.table.addResourceDependency(this.database);
+
+    this.workGroup = new athena.CfnWorkGroup(this, 'WorkGroup', {
+      name: Names.uniqueResourceName(this, { maxLength: 128, separator: '-' }),
+      description: 'Sendproof audit queries; result location and encryption are enforced',
+      state: 'ENABLED',
+      recursiveDeleteOption: false,
+      workGroupConfiguration: {
+        enforceWorkGroupConfiguration: true,
+        publishCloudWatchMetricsEnabled: true,
+        bytesScannedCutoffPerQuery: 10 * 1024 ** 3,
+        resultConfiguration: {
+          outputLocation: `s3://${this.resultsBucket.bucketName}/results/`,
+          encryptionConfiguration: { encryptionOption: 'SSE_S3' },
+        },
+      },
+    });
+
+    this.namedQueries = props.namedQueries.map((query) => {
+      const namedQuery = new athena.CfnNamedQuery(this, `Query-${query.name}`, {
+        name: query.name,
+        description: describeQuery(query),
+        database: databaseName,
+        queryString: query.sql,
+        workGroup: this.workGroup.ref,
+      });
+      namedQuery.addResourceDependency(this.workGroup);
+      namedQuery.addResourceDependency(this.table);
+      return namedQuery;
+    });
+  }
+}
+
+/** Athena descriptions are limited to 1024 characters; the parameters are listed because `?` says nothing. */
+const describeQuery = (query: NamedQuery): string => {
+  const withParameters =
+    query.parameters.length > 0
+      ? `${query.description} Parameters, in order: ${query.parameters.map((p) => `${p.name} (${p.type}): ${p.description}`).join('; ')}.`
+      : query.description;
+  return withParameters.slice(0, 1024);
+};

@@ -1,0 +1,143 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as ses from 'aws-cdk-lib/aws-ses';
+import * as smsvoice from 'aws-cdk-lib/aws-smsvoice';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as snsSubscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { acknowledge } from '../nag.js';
+import { SendproofFunction } from './SendproofFunction.js';
+
+export interface EvidenceRecorderProps {
+  /** Key for the SMS events topic; its policy must let sms-voice.amazonaws.com use it. */
+  topicKey: kms.IKey;
+  /**
+   * SES: the configuration set to attach an EventBridge destination to. Absent: email events are not wired
+   * (a non-SES email transport).
+   */
+  sesConfigurationSetName?: string;
+  /** SMS: create an End User Messaging SMS configuration set whose events go to the SNS topic. */
+  smsEvents: boolean;
+  logRetention?: logs.RetentionDays;
+}
+
+/** SES v2 event types the recorder turns into evidence (EventBridge detail-type values). */
+export const SES_EVIDENCE_DETAIL_TYPES = [
+  'Email Sent',
+  'Email Delivered',
+  'Email Bounced',
+  'Email Complaint Received',
+  'Email Rejected',
+  'Email Delivery Delayed',
+  'Email Rendering Failed',
+];
+
+/**
+ * Provider evidence in, ledger transitions out: SES v2 configuration-set events arrive through the default
+ * EventBridge bus, AWS End User Messaging SMS events through an SNS topic. Events that cannot be delivered
+ * to the function land on an encrypted DLQ instead of vanishing.
+ */
+export class EvidenceRecorder extends Construct {
+  readonly function: SendproofFunction;
+  readonly smsEventsTopic: sns.Topic;
+  readonly dlq: sqs.Queue;
+  readonly smsConfigurationSet?: smsvoice.CfnConfigurationSet;
+  readonly sesRule?: events.Rule;
+
+  constructor(scope: Construct, id: string, props: EvidenceRecorderProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.function = new SendproofFunction(this, 'Evidence', {
+      entry: 'functions/evidence/index.ts',
+      description: 'Records SES and SMS delivery events as ledger evidence',
+      timeout: Duration.seconds(30),
+      logRetention: props.logRetention,
+    });
+    this.dlq = new sqs.Queue(this, 'UndeliveredEvents', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(
+      this.dlq,
+      'AwsSolutions-SQS3',
+      'This queue is the dead-letter queue for undeliverable evidence events.',
+    );
+
+    // SMS events: End User Messaging SMS publishes to SNS; CloudFormation can declare the destination
+    // (AWS::SMSVOICE::ConfigurationSet EventDestinations[].SnsDestination), so no manual step is needed.
+    this.smsEventsTopic = new sns.Topic(this, 'SmsEvents', {
+      masterKey: props.topicKey,
+      enforceSSL: true,
+    });
+    this.smsEventsTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'SmsVoicePublishesEvents',
+        principals: [new iam.ServicePrincipal('sms-voice.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.smsEventsTopic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+      }),
+    );
+    this.smsEventsTopic.addSubscription(
+      new snsSubscriptions.LambdaSubscription(this.function.fn, { deadLetterQueue: this.dlq }),
+    );
+    if (props.smsEvents) {
+      this.smsConfigurationSet = new smsvoice.CfnConfigurationSet(this, 'SmsConfigurationSet', {
+        eventDestinations: [
+          {
+            eventDestinationName: 'sendproof-evidence',
+            enabled: true,
+            matchingEventTypes: ['TEXT_ALL'],
+            snsDestination: { topicArn: this.smsEventsTopic.topicArn },
+          },
+        ],
+      });
+      // The topic policy must exist before SMS validates the destination.
+      const policy = this.smsEventsTopic.node.tryFindChild('Policy');
+      if (policy) this.smsConfigurationSet.node.addDependency(policy);
+    }
+
+    if (props.sesConfigurationSetName) {
+      new ses.ConfigurationSetEventDestination(this, 'SesToEventBridge', {
+        configurationSet: ses.ConfigurationSet.fromConfigurationSetName(
+          this,
+          'SesConfigurationSet',
+          props.sesConfigurationSetName,
+        ),
+        destination: ses.EventDestination.eventBus(
+          events.EventBus.fromEventBusName(this, 'DefaultBus', 'default'),
+        ),
+        events: [
+          ses.EmailSendingEvent.SEND,
+          ses.EmailSendingEvent.DELIVERY,
+          ses.EmailSendingEvent.BOUNCE,
+          ses.EmailSendingEvent.COMPLAINT,
+          ses.EmailSendingEvent.REJECT,
+          ses.EmailSendingEvent.DELIVERY_DELAY,
+          ses.EmailSendingEvent.RENDERING_FAILURE,
+        ],
+      });
+      this.sesRule = new events.Rule(this, 'SesEvents', {
+        description: 'SES v2 events of the Sendproof configuration set',
+        eventPattern: {
+          source: ['aws.ses'],
+          detailType: SES_EVIDENCE_DETAIL_TYPES,
+          detail: { mail: { tags: { 'ses:configuration-set': [props.sesConfigurationSetName] } } },
+        },
+        targets: [
+          new eventTargets.LambdaFunction(this.function.fn, {
+            deadLetterQueue: this.dlq,
+            retryAttempts: 8,
+            maxEventAge: Duration.hours(6),
+          }),
+        ],
+      });
+    }
+  }
+}

@@ -1,0 +1,256 @@
+import { type Duration, Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { ENV } from '../../lib/config.js';
+import { LEDGER_TABLE } from '../../lib/ledger/tableDefinition.js';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
+import { fromRepoRoot } from './paths.js';
+
+export type TableAccess = 'read' | 'readwrite';
+
+/** Item-level actions only: no Scan, no table management, no DescribeTable. Transactions use these too. */
+const TABLE_ACTIONS: Record<TableAccess, string[]> = {
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'],
+  readwrite: [
+    'dynamodb:GetItem',
+    'dynamodb:BatchGetItem',
+    'dynamodb:Query',
+    'dynamodb:ConditionCheckItem',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+  ],
+};
+
+export interface SendproofFunctionProps {
+  /** Repository-relative entry, e.g. `functions/dispatch/index.ts`; the export is always `handler`. */
+  entry: string;
+  description: string;
+  timeout: Duration;
+  memorySize?: number;
+  logRetention?: logs.RetentionDays;
+  /** Hard cap on concurrent executions; absent: the account pool. */
+  reservedConcurrency?: number;
+}
+
+/**
+ * One Sendproof Lambda with the defaults decided once: Node 22 on arm64, its own log group with a retention,
+ * X-Ray tracing, Powertools service/namespace, and a role with no managed policies.
+ *
+ * The `bind*`/`allow*` methods are the only way to give a function access to something: each one sets the
+ * environment variable the function reads (names from lib/config.ts) AND adds the IAM grant for exactly that
+ * resource in the same call, so configuration and permissions cannot drift apart.
+ */
+export class SendproofFunction extends Construct {
+  readonly fn: NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: SendproofFunctionProps) {
+    super(scope, id);
+    // Our own role instead of the default one: the default attaches AWSLambdaBasicExecutionRole, which may
+    // write to every log group in the account. This role may write only to this function's log group.
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `${props.description} (Sendproof)`,
+    });
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.fn = new NodejsFunction(this, 'Function', {
+      entry: fromRepoRoot(props.entry),
+      handler: 'handler',
+      description: props.description,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout,
+      role: this.role,
+      logGroup: this.logGroup,
+      loggingFormat: lambda.LoggingFormat.JSON,
+      tracing: lambda.Tracing.ACTIVE,
+      reservedConcurrentExecutions: props.reservedConcurrency,
+      environment: {
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      depsLockFilePath: fromRepoRoot('package-lock.json'),
+      projectRoot: fromRepoRoot('.'),
+      bundling: {
+        format: OutputFormat.ESM,
+        // ESM output still meets CommonJS dependencies that call require(); give them one.
+        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+        mainFields: ['module', 'main'],
+        minify: true,
+        sourceMap: true,
+        target: 'node22',
+        // The AWS SDK is bundled, not taken from the runtime: the clients in lib/aws/clients.ts are pinned
+        // and tested at those versions (e.g. SES/SMS sends with maxAttempts 1), and the runtime's copy moves
+        // on its own schedule. A few hundred KB more per function buys "what was tested is what runs".
+        bundleAwsSDK: true,
+        // Never Docker: esbuild is a local devDependency, so synth works offline.
+        forceDockerBundling: false,
+      },
+    });
+
+    acknowledge(
+      this.role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'X-Ray PutTraceSegments/PutTelemetryRecords (and, for a stream consumer, dynamodb:ListStreams) support no resource-level permissions; every other statement of this role names its resources.',
+    );
+    acknowledge(
+      this.fn,
+      'AwsSolutions-L1',
+      'Sendproof targets Node.js 22 on purpose: it is the runtime the bundles are built (target node22) and tested for.',
+    );
+  }
+
+  get functionArn(): string {
+    return this.fn.functionArn;
+  }
+
+  /** An environment value that carries no permission (a name, a JSON policy list, a number). */
+  setEnv(name: (typeof ENV)[keyof typeof ENV], value: string): this {
+    this.fn.addEnvironment(name, value);
+    return this;
+  }
+
+  /**
+   * The ledger table under ENV.ledgerTable. Grants item-level actions on the table and its attention index
+   * (the index by name, not `index/*`), never Scan.
+   */
+  bindLedger(table: dynamodb.ITable, access: TableAccess): this {
+    this.fn.addEnvironment(ENV.ledgerTable, table.tableName);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: access === 'readwrite' ? 'LedgerReadWrite' : 'LedgerRead',
+        actions: TABLE_ACTIONS[access],
+        resources: [table.tableArn, `${table.tableArn}/index/${LEDGER_TABLE.attentionIndex.name}`],
+      }),
+    );
+    return this;
+  }
+
+  /** The suppression list under ENV.suppressionTable. */
+  bindSuppression(table: dynamodb.ITable, access: TableAccess): this {
+    this.fn.addEnvironment(ENV.suppressionTable, table.tableName);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: access === 'readwrite' ? 'SuppressionReadWrite' : 'SuppressionRead',
+        actions: TABLE_ACTIONS[access],
+        resources: [table.tableArn],
+      }),
+    );
+    return this;
+  }
+
+  /** The content-hash HMAC key: passed by ARN, read at cold start. */
+  bindContentHashSecret(secret: secretsmanager.ISecret): this {
+    this.fn.addEnvironment(ENV.contentHashSecretArn, secret.secretArn);
+    secret.grantRead(this.role);
+    return this;
+  }
+
+  /** The provider credentials (Resend/Twilio/REST) as one Secrets Manager secret, passed by ARN. */
+  bindProviderSecret(secret: secretsmanager.ISecret): this {
+    this.fn.addEnvironment(ENV.providerSecretArn, secret.secretArn);
+    secret.grantRead(this.role);
+    return this;
+  }
+
+  /**
+   * Write-only access to the audit archive: s3:PutObject under one prefix, nothing else (no Get, no
+   * Delete; Object Lock would refuse a delete anyway).
+   */
+  bindArchiveWriter(bucket: s3.IBucket, prefix: string): this {
+    const objects = bucket.arnForObjects(`${prefix}*`);
+    this.fn.addEnvironment(ENV.archiveBucket, bucket.bucketName);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'ArchivePutOnly',
+        actions: ['s3:PutObject'],
+        resources: [objects],
+      }),
+    );
+    if (bucket.encryptionKey) bucket.encryptionKey.grantEncrypt(this.role);
+    acknowledgeWildcardResource(
+      this.role,
+      objects,
+      'The archiver writes one new object per batch under the transitions prefix; keys are not known in advance. PutObject only.',
+    );
+    return this;
+  }
+
+  /** SES v2 SendEmail on exactly the sending identity and the configuration set. */
+  bindEmailSender(sender: { identityArn: string; configurationSetName: string; fromAddress: string }): this {
+    this.fn.addEnvironment(ENV.emailFrom, sender.fromAddress);
+    this.fn.addEnvironment(ENV.sesConfigurationSet, sender.configurationSetName);
+    const stack = Stack.of(this);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'SesSendEmail',
+        actions: ['ses:SendEmail'],
+        resources: [
+          sender.identityArn,
+          stack.formatArn({
+            service: 'ses',
+            resource: 'configuration-set',
+            resourceName: sender.configurationSetName,
+          }),
+        ],
+      }),
+    );
+    return this;
+  }
+
+  /** AWS End User Messaging SMS SendTextMessage on exactly the origination identity and configuration set. */
+  bindSmsSender(sender: { originationIdentityArn: string; configurationSetName: string }): this {
+    this.fn.addEnvironment(ENV.smsOriginationIdentity, sender.originationIdentityArn);
+    this.fn.addEnvironment(ENV.smsConfigurationSet, sender.configurationSetName);
+    const stack = Stack.of(this);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'SmsSendTextMessage',
+        actions: ['sms-voice:SendTextMessage'],
+        resources: [
+          sender.originationIdentityArn,
+          stack.formatArn({
+            service: 'sms-voice',
+            resource: 'configuration-set',
+            resourceName: sender.configurationSetName,
+          }),
+        ],
+      }),
+    );
+    return this;
+  }
+
+  /** Read access to the objects intents reference as attachments (the location the user chose). */
+  allowAttachmentsRead(bucket: s3.IBucket, prefix: string): this {
+    const objects = bucket.arnForObjects(`${prefix}*`);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'AttachmentsRead',
+        actions: ['s3:GetObject'],
+        resources: [objects],
+      }),
+    );
+    if (bucket.encryptionKey) bucket.encryptionKey.grantDecrypt(this.role);
+    acknowledgeWildcardResource(
+      this.role,
+      objects,
+      'Attachments are arbitrary objects under the configured attachments prefix; GetObject only.',
+    );
+    return this;
+  }
+}

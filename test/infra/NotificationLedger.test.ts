@@ -1,0 +1,497 @@
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { RECONCILE_RETRY_ERRORS } from '../../infra/constructs/ReconcilerWorkflow.js';
+import { DISPATCHER_TIMEOUT } from '../../infra/NotificationLedger.js';
+import type { SendproofStack } from '../../infra/SendproofStack.js';
+import { loadNamedQueries } from '../../lib/archive/namedQueries.js';
+import { ARCHIVE_COLUMNS } from '../../lib/archive/schema.js';
+import { ENV } from '../../lib/config.js';
+import { LEDGER_TABLE } from '../../lib/ledger/tableDefinition.js';
+import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { actionsOf, allowing, SES_AND_SMS, type Statement, statementsOf, synthStack } from './synth.js';
+
+const SYNTH_TIMEOUT = 120_000;
+/** Athena's placeholder in the location template, spelled without a template literal. */
+const PROJECTED_DT = ['$', '{dt}'].join('');
+
+describe('NotificationLedger synthesized with SES and SMS', () => {
+  let stack: SendproofStack;
+  let template: Template;
+  const roleStatements = (which: 'dispatcher' | 'reconciler' | 'evidence' | 'archive'): Statement[] => {
+    const { ledger } = stack;
+    const fn = {
+      dispatcher: ledger.dispatcher.function,
+      reconciler: ledger.reconciler.function,
+      evidence: ledger.evidence.function,
+      archive: ledger.archive.function,
+    }[which];
+    return statementsOf(stack, template, fn.role);
+  };
+  const envOf = (which: 'dispatcher' | 'reconciler' | 'evidence' | 'archive'): Record<string, unknown> => {
+    const { ledger } = stack;
+    const fn = {
+      dispatcher: ledger.dispatcher.function,
+      reconciler: ledger.reconciler.function,
+      evidence: ledger.evidence.function,
+      archive: ledger.archive.function,
+    }[which].fn;
+    const id = stack.getLogicalId(fn.node.defaultChild as never);
+    return template.toJSON().Resources[id].Properties.Environment.Variables;
+  };
+
+  beforeAll(() => {
+    // Prepare
+    ({ stack, template } = synthStack(SES_AND_SMS));
+  }, SYNTH_TIMEOUT);
+
+  it('creates exactly the four Sendproof functions and no custom-resource functions', () => {
+    // Assess
+    template.resourceCountIs('AWS::Lambda::Function', 4);
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+  });
+
+  it('runs every function on Node 22, arm64, traced, with the Powertools service and namespace', () => {
+    // Assess
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(functions).toHaveLength(4);
+    for (const fn of functions) {
+      expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      });
+      expect(fn.Properties.LoggingConfig.LogGroup).toBeDefined();
+    }
+  });
+
+  it('gives no function role an AWS managed policy', () => {
+    // Assess
+    const roles = template.findResources('AWS::IAM::Role', {
+      Properties: { AssumeRolePolicyDocument: Match.serializedJson(Match.anyValue()) },
+    });
+    const lambdaRoles = Object.values(template.findResources('AWS::IAM::Role')).filter((r) =>
+      JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
+    );
+    expect(roles).toBeDefined();
+    expect(lambdaRoles).toHaveLength(4);
+    for (const role of lambdaRoles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('keeps intents invisible for six dispatcher timeouts and parks them after five receives, encrypted', () => {
+    // Assess
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: DISPATCHER_TIMEOUT.toSeconds() * 6,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { maxReceiveCount: Match.anyValue(), deadLetterTargetArn: Match.anyValue() },
+    });
+    const intake = Object.values(template.findResources('AWS::SQS::Queue')).find(
+      (q) => q.Properties.RedrivePolicy,
+    );
+    expect(intake?.Properties.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
+    expect(intake?.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * DISPATCHER_TIMEOUT.toSeconds());
+    for (const queue of Object.values(template.findResources('AWS::SQS::Queue'))) {
+      expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
+    }
+  });
+
+  it('feeds the dispatcher ten intents at a time with partial batch responses and a concurrency cap', () => {
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 10 },
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('IntakeQueue'), 'Arn'] },
+    });
+  });
+
+  it('streams the ledger to the archiver with bisect, bounded retries, a max age and an on-failure queue', () => {
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('Ledger'), 'StreamArn'] },
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: Match.anyValue(),
+      MaximumRecordAgeInSeconds: Match.anyValue(),
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      StartingPosition: 'TRIM_HORIZON',
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedBatches'), 'Arn'] } },
+      },
+    });
+    const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).find(
+      (m) => m.Properties.BisectBatchOnFunctionError,
+    );
+    expect(mapping?.Properties.MaximumRecordAgeInSeconds).toBeLessThan(24 * 3600);
+    expect(mapping?.Properties.MaximumRetryAttempts).toBeGreaterThan(0);
+  });
+
+  it('builds the ledger table from the shared definition with PITR, deletion protection, RETAIN, stream and TTL', () => {
+    // Assess
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        DeletionProtectionEnabled: true,
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        StreamSpecification: { StreamViewType: LEDGER_TABLE.streamView },
+        TimeToLiveSpecification: { AttributeName: LEDGER_TABLE.ttlAttribute, Enabled: true },
+        KeySchema: [{ AttributeName: LEDGER_TABLE.partitionKey, KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: LEDGER_TABLE.attentionIndex.name,
+            KeySchema: [
+              { AttributeName: LEDGER_TABLE.attentionIndex.partitionKey, KeyType: 'HASH' },
+              { AttributeName: LEDGER_TABLE.attentionIndex.sortKey, KeyType: 'RANGE' },
+            ],
+          },
+        ],
+      },
+    });
+  });
+
+  it('locks archived transitions in COMPLIANCE mode for the configured days, versioned, encrypted, logged', () => {
+    // Assess
+    template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        ObjectLockEnabled: true,
+        ObjectLockConfiguration: {
+          ObjectLockEnabled: 'Enabled',
+          Rule: { DefaultRetention: { Mode: 'COMPLIANCE', Days: 400 } },
+        },
+        VersioningConfiguration: { Status: 'Enabled' },
+        BucketEncryption: Match.objectLike({ ServerSideEncryptionConfiguration: Match.anyValue() }),
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        LoggingConfiguration: Match.objectLike({ LogFilePrefix: 'archive/' }),
+      },
+    });
+  });
+
+  it('refuses non-TLS access to every bucket', () => {
+    // Assess
+    const policies = Object.values(template.findResources('AWS::S3::BucketPolicy'));
+    expect(policies).toHaveLength(3);
+    for (const policy of policies) {
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+    }
+  });
+
+  it('declares the Glue table from ARCHIVE_COLUMNS with date projection on dt', () => {
+    // Assess
+    const table = Object.values(template.findResources('AWS::Glue::Table'))[0];
+    const input = table?.Properties.TableInput;
+    expect(
+      input.StorageDescriptor.Columns.map((c: { Name: string; Type: string }) => [c.Name, c.Type]),
+    ).toEqual(ARCHIVE_COLUMNS.map((c) => [c.name, c.type]));
+    expect(input.PartitionKeys).toEqual([{ Name: 'dt', Type: 'string' }]);
+    expect(input.Parameters).toMatchObject({
+      'projection.enabled': 'true',
+      'projection.dt.type': 'date',
+      'projection.dt.format': 'yyyy-MM-dd',
+    });
+    expect(JSON.stringify(input.Parameters['storage.location.template'])).toContain(
+      `/transitions/dt=${PROJECTED_DT}/`,
+    );
+  });
+
+  it('enforces the Athena result location in a separate bucket and registers every named query', () => {
+    // Assess
+    const workGroup = Object.values(template.findResources('AWS::Athena::WorkGroup'))[0];
+    const config = workGroup?.Properties.WorkGroupConfiguration;
+    expect(config.EnforceWorkGroupConfiguration).toBe(true);
+    expect(JSON.stringify(config.ResultConfiguration.OutputLocation)).toContain('QueryResults');
+    expect(JSON.stringify(config.ResultConfiguration.OutputLocation)).not.toContain('ArchiveBucket');
+    const queries = loadNamedQueries();
+    template.resourceCountIs('AWS::Athena::NamedQuery', queries.length);
+    for (const query of queries) {
+      template.hasResourceProperties('AWS::Athena::NamedQuery', { Name: query.name, QueryString: query.sql });
+    }
+  });
+
+  it('grants the dispatcher exactly its actions: ledger without Scan, suppression read, SES, SMS, secrets', () => {
+    // Prepare
+    const statements = roleStatements('dispatcher');
+    // Assess
+    expect(actionsOf(statements)).toEqual(
+      [
+        'dynamodb:BatchGetItem',
+        'dynamodb:ConditionCheckItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'secretsmanager:DescribeSecret',
+        'secretsmanager:GetSecretValue',
+        'ses:SendEmail',
+        'sms-voice:SendTextMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:ReceiveMessage',
+        'xray:PutTelemetryRecords',
+        'xray:PutTraceSegments',
+      ].sort(),
+    );
+    const suppression = statements.find((s) => s.Sid === 'SuppressionRead');
+    expect(suppression?.Action).not.toContain('dynamodb:PutItem');
+    expect(JSON.stringify(allowing(statements, 'ses:SendEmail')[0]?.Resource)).toContain(
+      ':identity/example.com',
+    );
+    expect(JSON.stringify(allowing(statements, 'sms-voice:SendTextMessage')[0]?.Resource)).toContain(
+      'phone-number/phone-0123456789abcdef',
+    );
+    for (const statement of statements) {
+      if (statement.Resource === '*')
+        expect(statement.Action).toEqual(expect.arrayContaining(['xray:PutTraceSegments']));
+    }
+  });
+
+  it('does not let the dispatcher write the archive bucket', () => {
+    // Prepare
+    const statements = roleStatements('dispatcher');
+    // Assess
+    expect(actionsOf(statements).filter((a) => a.startsWith('s3:'))).toEqual([]);
+    expect(JSON.stringify(statements)).not.toContain('ArchiveBucket');
+  });
+
+  it('does not let the archiver send email or SMS, or read anything but the ledger stream', () => {
+    // Prepare
+    const statements = roleStatements('archive');
+    // Assess
+    expect(allowing(statements, 'ses:SendEmail')).toEqual([]);
+    expect(actionsOf(statements).filter((a) => a.startsWith('ses:') || a.startsWith('sms-voice:'))).toEqual(
+      [],
+    );
+    expect(actionsOf(statements).filter((a) => a.startsWith('s3:'))).toEqual(['s3:PutObject']);
+    expect(JSON.stringify(allowing(statements, 's3:PutObject')[0]?.Resource)).toContain('/transitions/*');
+    expect(actionsOf(statements).filter((a) => a.startsWith('dynamodb:'))).toEqual([
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+    ]);
+  });
+
+  it('gives the reconciler the ledger and the secrets only, and the evidence recorder the ledger only', () => {
+    // Prepare
+    const reconciler = actionsOf(roleStatements('reconciler'));
+    const evidence = actionsOf(roleStatements('evidence'));
+    const own = (actions: string[]) =>
+      actions.filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
+    // Assess
+    expect(own(reconciler)).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
+    ]);
+    expect(own(evidence)).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
+  });
+
+  it('sets each env var next to its grant: the names come from lib/config.ts ENV', () => {
+    // Prepare
+    const dispatcher = envOf('dispatcher');
+    const archive = envOf('archive');
+    // Assess
+    expect(Object.keys(dispatcher)).toEqual(
+      expect.arrayContaining([
+        ENV.ledgerTable,
+        ENV.suppressionTable,
+        ENV.contentHashSecretArn,
+        ENV.emailTransport,
+        ENV.smsTransport,
+        ENV.emailFrom,
+        ENV.sesConfigurationSet,
+        ENV.smsOriginationIdentity,
+        ENV.smsConfigurationSet,
+        ENV.purposes,
+      ]),
+    );
+    expect(dispatcher[ENV.emailTransport]).toBe('ses');
+    expect(dispatcher[ENV.smsTransport]).toBe('sms-v2');
+    expect(JSON.parse(dispatcher[ENV.purposes] as string)).toEqual([]);
+    expect(dispatcher[ENV.contentHashKey]).toBeUndefined();
+    expect(Object.keys(archive)).toContain(ENV.archiveBucket);
+    expect(Object.keys(archive)).not.toContain(ENV.contentHashSecretArn);
+  });
+
+  it('creates the content-hash key as a generated secret and passes it by ARN', () => {
+    // Assess
+    template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: Match.objectLike({ PasswordLength: 64 }),
+    });
+    const secretId = Object.keys(template.findResources('AWS::SecretsManager::Secret'))[0];
+    expect(envOf('dispatcher')[ENV.contentHashSecretArn]).toEqual({ Ref: secretId });
+  });
+
+  it('loops the reconcile function page by page while hasMore, bounded, retrying Lambda service errors', () => {
+    // Prepare
+    const machine = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0];
+    const raw = machine?.Properties.DefinitionString;
+    // Tokens (ARNs, partition) sit inside JSON strings; name each by its reference to get parseable JSON.
+    const json = (raw['Fn::Join'][1] as Array<string | { Ref?: string; 'Fn::GetAtt'?: string[] }>)
+      .map((part) => (typeof part === 'string' ? part : `<${part.Ref ?? part['Fn::GetAtt']?.join('.')}>`))
+      .join('');
+    // Act
+    const definition = JSON.parse(json);
+    const states = definition.States;
+    // Assess
+    expect(definition.StartAt).toBe('Begin');
+    expect(states.Begin.Next).toBe('ReconcilePage');
+    expect(states.ReconcilePage.Type).toBe('Task');
+    expect(states.ReconcilePage.Resource).toMatch(/^<.*Reconcile.*Function.*\.Arn>$/);
+    expect(states.ReconcilePage.InputPath).toBe('$.request');
+    expect(states.ReconcilePage.Parameters).toBeUndefined();
+    expect(states.ReconcilePage.ResultPath).toBe('$.page');
+    expect(states.ReconcilePage.Retry).toEqual([
+      expect.objectContaining({
+        ErrorEquals: RECONCILE_RETRY_ERRORS,
+        BackoffRate: 2,
+        MaxAttempts: expect.any(Number),
+        IntervalSeconds: expect.any(Number),
+      }),
+    ]);
+    expect(states.ReconcilePage.Next).toBe('MorePages?');
+    const choice = states['MorePages?'];
+    expect(choice.Type).toBe('Choice');
+    expect(choice.Choices).toEqual([
+      { Variable: '$.page.hasMore', BooleanEquals: false, Next: 'Done' },
+      { Variable: '$.loop', NumericGreaterThanEquals: 49, Next: 'ContinuesNextSchedule' },
+    ]);
+    expect(choice.Default).toBe('NextPage');
+    expect(states.NextPage.Parameters).toEqual({
+      request: { 'cursor.$': '$.page.cursor' },
+      'loop.$': 'States.MathAdd($.loop, 1)',
+    });
+    expect(states.NextPage.Next).toBe('ReconcilePage');
+    expect(states.ContinuesNextSchedule.Parameters.status).toBe('continues next schedule');
+    expect(states.ContinuesNextSchedule.Next).toBe('Paused');
+    expect(states.Paused.Type).toBe('Succeed');
+    expect(states.Done.Type).toBe('Succeed');
+  });
+
+  it('starts the reconcile state machine from EventBridge Scheduler', () => {
+    // Assess
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      State: 'ENABLED',
+      Target: Match.objectLike({ Arn: { Ref: Match.stringLikeRegexp('StateMachine') } }),
+    });
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: Match.objectLike({ Level: 'ALL' }),
+    });
+  });
+
+  it('wires SES v2 events through EventBridge and SMS events through SNS to the evidence recorder', () => {
+    // Assess
+    template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
+      EventDestination: Match.objectLike({
+        Enabled: true,
+        EventBridgeDestination: { EventBusArn: Match.anyValue() },
+      }),
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: Match.objectLike({ source: ['aws.ses'] }),
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('Evidence'), 'Arn'] } })],
+    });
+    template.hasResourceProperties('AWS::SMSVOICE::ConfigurationSet', {
+      EventDestinations: [
+        Match.objectLike({
+          Enabled: true,
+          SnsDestination: { TopicArn: { Ref: Match.stringLikeRegexp('SmsEvents') } },
+        }),
+      ],
+    });
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'lambda',
+      TopicArn: { Ref: Match.stringLikeRegexp('SmsEvents') },
+    });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Principal: { Service: 'sms-voice.amazonaws.com' }, Action: 'sns:Publish' }),
+        ]),
+      },
+    });
+  });
+
+  it('alarms on DLQs, queue age, iterator age, oldest unknown, quarantined, reconcile failures, errors, throttles', () => {
+    // Prepare
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    const byMetric = (name: string) => alarms.filter((a) => a.Properties.MetricName === name);
+    // Assess
+    expect(byMetric('ApproximateNumberOfMessagesVisible')).toHaveLength(3);
+    expect(byMetric('ApproximateAgeOfOldestMessage')).toHaveLength(1);
+    const iterator = byMetric('IteratorAge');
+    expect(iterator).toHaveLength(1);
+    expect(iterator[0]?.Properties.Threshold).toBeLessThanOrEqual(6 * 3600 * 1000);
+    for (const name of [METRIC.oldestUnknownAgeSeconds, METRIC.quarantinedRows]) {
+      const custom = byMetric(name);
+      expect(custom).toHaveLength(1);
+      expect(custom[0]?.Properties).toMatchObject({
+        Namespace: METRICS_NAMESPACE,
+        Dimensions: [{ Name: 'service', Value: SERVICE_NAME }],
+      });
+    }
+    const reconcile = alarms.filter((a) =>
+      JSON.stringify(a.Properties.Metrics ?? []).includes('ExecutionsFailed'),
+    );
+    expect(reconcile).toHaveLength(1);
+    expect(byMetric('Errors')).toHaveLength(4);
+    expect(byMetric('Throttles')).toHaveLength(4);
+    expect(alarms).toHaveLength(3 + 1 + 1 + 2 + 1 + 8);
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
+    }
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+
+  it('outputs what a user needs to publish intents and run audits', () => {
+    // Assess
+    const outputs = Object.keys(template.findOutputs('*'));
+    expect(outputs).toEqual(
+      expect.arrayContaining([
+        'IntakeQueueUrl',
+        'IntakeQueueArn',
+        'IntakeDlqUrl',
+        'LedgerTableName',
+        'ArchiveBucketName',
+        'AthenaWorkGroup',
+        'ReconcileStateMachineArn',
+        'SmsEventsTopicArn',
+      ]),
+    );
+  });
+});
