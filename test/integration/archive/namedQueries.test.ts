@@ -1,0 +1,215 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
+import { loadNamedQueries, type NamedQuery } from '../../../lib/archive/namedQueries.js';
+import { DAY1, DAY2, KEY, writeScenarioArchive } from '../../fixtures/archive/scenario.js';
+
+// Real DuckDB (@duckdb/node-api, in memory) over a fixture archive written with the archiver's own
+// transition derivation, object keys and line format. The SQL is the text in queries/, unchanged.
+describe('named audit queries on DuckDB', () => {
+  let dir: string;
+  let audit: DuckDbAudit;
+  const queries = new Map<string, NamedQuery>();
+  const run = (name: string, ...args: string[]) => audit.runNamed(queries.get(name)!, args);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sendproof-archive-queries-'));
+    await writeScenarioArchive(dir);
+    audit = await DuckDbAudit.open(dir);
+    for (const q of loadNamedQueries()) queries.set(q.name, q);
+  });
+
+  afterAll(async () => {
+    audit?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('every query in queries/ is covered by a test below', () => {
+    // Assess
+    expect([...queries.keys()]).toEqual([
+      'channel-outcomes-daily',
+      'explain-notification',
+      'intent-to-accepted-latency',
+      'manual-resolutions',
+      'multiple-acceptances',
+      'unknown-quarantined-older-than',
+    ]);
+  });
+
+  it('explain-notification by dedupe key returns that row’s transitions in order with the transport message id', async () => {
+    // Act
+    const { rows } = await run('explain-notification', KEY.A);
+
+    // Assess
+    expect(rows.map((r) => [r.version, r.from_state, r.to_state, r.actor, r.transport_message_id])).toEqual([
+      [1, null, 'claimed', 'dispatch:w1', null],
+      [2, 'claimed', 'dispatching', 'dispatch:w1', null],
+      [3, 'dispatching', 'unknown', 'dispatch:w1', null],
+      [4, 'unknown', 'accepted', 'evidence:ses-events', 'ses-msg-A'],
+    ]);
+    expect(rows[2]).toMatchObject({ reason: 'provider_timeout_after_send', transport: 'ses', attempt: 1 });
+    expect(rows[3]).toMatchObject({
+      transition_at: '2026-11-30T10:01:00.000Z',
+      transition_at_ms: 1796032860000,
+    });
+  });
+
+  it('explain-notification by event id interleaves every channel of the event by time', async () => {
+    // Act
+    const { rows } = await run('explain-notification', 'evt-A');
+
+    // Assess
+    expect(rows.map((r) => `${String(r.dedupe_key).split(':')[4]}:${r.to_state}`)).toEqual([
+      'email:claimed',
+      'sms:claimed',
+      'email:dispatching',
+      'sms:dispatching',
+      'sms:accepted',
+      'email:unknown',
+      'email:accepted',
+    ]);
+  });
+
+  it('unknown-quarantined-older-than returns only rows whose latest state waits and is older than the cut-off', async () => {
+    // Act: C is quarantined since 09:15:05, D unknown since 11:00:05, A was unknown but is now accepted.
+    const { rows } = await run('unknown-quarantined-older-than', String(Date.parse(`${DAY1}T10:30:00Z`)));
+    const later = await run('unknown-quarantined-older-than', String(Date.parse(`${DAY2}T00:00:00Z`)));
+
+    // Assess
+    expect(rows).toEqual([
+      expect.objectContaining({
+        dedupe_key: KEY.C,
+        state: 'quarantined',
+        version: 4,
+        since: '2026-11-30T09:15:05.000Z',
+        since_ms: Date.parse('2026-11-30T09:15:05Z'),
+        actor: 'reconciler:run-1',
+        reason: 'ambiguity_deadline_passed',
+      }),
+    ]);
+    // E was quarantined at 22:15:05 but an operator resolved it the next day, so it is not listed.
+    expect(later.rows.map((r) => [r.dedupe_key, r.state])).toEqual([
+      [KEY.C, 'quarantined'],
+      [KEY.D, 'unknown'],
+    ]);
+  });
+
+  it('multiple-acceptances finds the receipt sent again after its row was TTL-deleted and re-claimed', async () => {
+    // Act
+    const { rows } = await run('multiple-acceptances');
+
+    // Assess
+    expect(rows).toEqual([
+      {
+        dedupe_key: KEY.F,
+        event_id: 'evt-F',
+        channel: 'email',
+        acceptances: 2,
+        distinct_message_ids: 2,
+        message_ids: ['ses-msg-F1', 'ses-msg-F2'],
+        first_accepted_at: '2026-11-30T08:00:01.000Z',
+        last_accepted_at: '2026-12-01T08:00:00.600Z',
+      },
+    ]);
+  });
+
+  it('channel-outcomes-daily counts terminal outcomes per channel on the day they happened', async () => {
+    // Act
+    const both = await run('channel-outcomes-daily', DAY1, DAY2);
+    const second = await run('channel-outcomes-daily', DAY2, DAY2);
+
+    // Assess
+    expect(both.rows).toEqual([
+      { day: DAY1, channel: 'email', outcome: 'accepted', notifications: 4 },
+      { day: DAY1, channel: 'sms', outcome: 'accepted', notifications: 1 },
+      { day: DAY2, channel: 'email', outcome: 'accepted', notifications: 1 },
+      { day: DAY2, channel: 'email', outcome: 'resolved_accepted', notifications: 1 },
+      { day: DAY2, channel: 'sms', outcome: 'suppressed', notifications: 1 },
+    ]);
+    expect(second.rows).toEqual(both.rows.slice(2));
+  });
+
+  it('manual-resolutions lists operator transitions with the operator id and the reason', async () => {
+    // Act
+    const { rows } = await run('manual-resolutions', DAY1, DAY2);
+    const dayOne = await run('manual-resolutions', DAY1, DAY1);
+
+    // Assess
+    expect(rows).toEqual([
+      {
+        transition_at: '2026-12-01T09:00:00.000Z',
+        dedupe_key: KEY.E,
+        event_id: 'evt-E',
+        channel: 'email',
+        from_state: 'quarantined',
+        to_state: 'resolved_accepted',
+        operator: 'alice',
+        reason: 'provider_dashboard_shows_delivered',
+        version: 5,
+      },
+    ]);
+    expect(dayOne.rows).toEqual([]);
+  });
+
+  it('intent-to-accepted-latency gives percentiles of claim-to-acceptance per channel and purpose', async () => {
+    // Act: email resets took 60 s (A, after an unknown), 1.5 s (H) and 3 s (I); the SMS 2 s; the receipt 1 s.
+    const { rows } = await run('intent-to-accepted-latency', DAY1, DAY2);
+
+    // Assess
+    expect(rows).toEqual([
+      {
+        channel: 'email',
+        purpose: 'password-reset',
+        accepted: 3,
+        p50_ms: 3000,
+        p90_ms: 60000,
+        p99_ms: 60000,
+        max_ms: 60000,
+      },
+      {
+        channel: 'email',
+        purpose: 'receipt',
+        accepted: 1,
+        p50_ms: 1000,
+        p90_ms: 1000,
+        p99_ms: 1000,
+        max_ms: 1000,
+      },
+      {
+        channel: 'sms',
+        purpose: 'password-reset',
+        accepted: 1,
+        p50_ms: 2000,
+        p90_ms: 2000,
+        p99_ms: 2000,
+        max_ms: 2000,
+      },
+    ]);
+  });
+
+  it('an empty archive folder answers every query with no rows instead of failing', async () => {
+    // Prepare
+    const empty = await mkdtemp(join(tmpdir(), 'sendproof-archive-empty-'));
+    const nothing = await DuckDbAudit.open(empty);
+    const args: Record<string, string[]> = {
+      'explain-notification': ['evt-A'],
+      'unknown-quarantined-older-than': ['0'],
+      'multiple-acceptances': [],
+    };
+
+    try {
+      // Act
+      const counts = [];
+      for (const q of queries.values())
+        counts.push((await nothing.runNamed(q, args[q.name] ?? [DAY1, DAY2])).rows.length);
+
+      // Assess
+      expect(counts).toEqual([0, 0, 0, 0, 0, 0]);
+    } finally {
+      nothing.close();
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+});
