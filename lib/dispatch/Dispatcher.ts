@@ -276,6 +276,9 @@ export class Dispatcher {
       return { outcome: { ...base, state: existing.state, action: 'already_final' } };
     switch (existing.state) {
       case 'unknown':
+        // Only a provider that enforces the key may see this request again: it answers with the original.
+        if (this.replayWindowOpen(existing, this.deps.transports[channel], now)) return { row: existing };
+        return { outcome: { ...base, state: existing.state, action: 'left_for_reconciler' } };
       case 'quarantined':
         return { outcome: { ...base, state: existing.state, action: 'left_for_reconciler' } };
       case 'claimed': {
@@ -308,11 +311,15 @@ export class Dispatcher {
           leaseExpiredBefore: now,
           now,
         });
-        if (result.kind === 'ok') this.deps.metrics?.count(METRIC.unknown);
-        const state = result.kind === 'ok' ? 'unknown' : (result.current?.state ?? 'dispatching');
-        return {
-          outcome: { ...base, state, action: result.kind === 'ok' ? 'marked_unknown' : 'retry_later' },
-        };
+        if (result.kind !== 'ok') {
+          return {
+            outcome: { ...base, state: result.current?.state ?? 'dispatching', action: 'retry_later' },
+          };
+        }
+        this.deps.metrics?.count(METRIC.unknown);
+        // Park the message while a key-enforced replay is still possible; the next delivery replays.
+        const park = this.replayWindowOpen(result.record, this.deps.transports[channel], now);
+        return { outcome: { ...base, state: 'unknown', action: park ? 'retry_later' : 'marked_unknown' } };
       }
       case 'retry_wait': {
         if ((existing.nextAttemptAt ?? 0) > now)
@@ -334,8 +341,19 @@ export class Dispatcher {
     const transport = this.deps.transports[channel];
     let attachments: OutboundMessage['attachments'];
     for (;;) {
-      // Gate: expiry, against the current clock, immediately before every attempt.
       const now = this.deps.clock.now();
+      if (row.state === 'unknown') {
+        // A replay under an enforced key is only worth it while the message is still wanted and allowed;
+        // otherwise the row stays unknown for the reconciler (unknown never becomes expired by itself).
+        const expired = row.expiresAt !== undefined && now >= row.expiresAt;
+        const listed = await this.deps.suppressions.isSuppressed(
+          intent.tenant,
+          intent.recipient.ref,
+          channel,
+        );
+        if (expired || listed.suppressed) return this.outcome(row, 'left_for_reconciler');
+      }
+      // Gate: expiry, against the current clock, immediately before every attempt.
       if (row.expiresAt !== undefined && now >= row.expiresAt) {
         row = await this.move(row, 'expired', 'expired_before_dispatch', { ttl: this.ttlFor(valid, now) });
         this.deps.metrics?.count(METRIC.expired);
@@ -372,7 +390,9 @@ export class Dispatcher {
       }
       // Durable `dispatching` first; only then the provider call.
       const attempt = row.attempts + 1;
-      row = await this.move(row, 'dispatching', attempt === 1 ? 'gates_passed' : 'retry', {
+      const why =
+        row.state === 'unknown' ? 'replay_under_enforced_key' : attempt === 1 ? 'gates_passed' : 'retry';
+      row = await this.move(row, 'dispatching', why, {
         attempts: attempt,
         transport: transport.name,
         leaseOwner: this.deps.workerId,
@@ -421,7 +441,11 @@ export class Dispatcher {
             reason: result.reason,
           });
           await this.deps.probe?.('after_outcome', { dedupeKey: row.pk, channel });
-          return this.outcome(row, 'marked_unknown');
+          // With an enforced key the message is parked: its next delivery replays under the same key.
+          return this.outcome(
+            row,
+            this.replayWindowOpen(row, transport, after) ? 'retry_later' : 'marked_unknown',
+          );
         case 'retryable': {
           if (attempt >= policy.maxAttempts) {
             row = await this.move(row, 'rejected', `retry_budget_exhausted:${result.reason}`.slice(0, 120), {
@@ -514,6 +538,17 @@ export class Dispatcher {
       action,
       ...(providerMessageId ? { providerMessageId } : {}),
     };
+  }
+
+  /**
+   * A replay is safe only when the provider enforces the idempotency key, the row was sent through that
+   * same provider, and the provider still remembers the key (with a minute of margin for clock skew).
+   */
+  private replayWindowOpen(row: DeliveryRecord, transport: Transport, now: number): boolean {
+    if (!transport.capabilities.idempotencyKey || row.transport !== transport.name) return false;
+    const firstDispatch = row.history.find((entry) => entry.s === 'dispatching')?.at;
+    if (firstDispatch === undefined) return false;
+    return now < firstDispatch + transport.capabilities.keyRetentionSeconds * 1000 - 60_000;
   }
 
   private ttlFor(valid: ValidIntent, now: number): number {

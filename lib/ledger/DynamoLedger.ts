@@ -236,6 +236,39 @@ export class DynamoLedger implements Ledger {
     };
   }
 
+  async findWaitingByIdempotencyKey(
+    idempotencyKey: string,
+    states: readonly DeliveryState[] = ['unknown', 'quarantined'],
+  ): Promise<{ record?: DeliveryRecord; consumedReadUnits: number }> {
+    let consumedReadUnits = 0;
+    for (const state of states) {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const out = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: LEDGER_TABLE.attentionIndex.name,
+            KeyConditionExpression: '#attn = :state',
+            FilterExpression: '#key = :key',
+            ExpressionAttributeNames: {
+              '#attn': LEDGER_TABLE.attentionIndex.partitionKey,
+              '#key': 'idempotencyKey',
+            },
+            ExpressionAttributeValues: { ':state': state, ':key': idempotencyKey },
+            ReturnConsumedCapacity: 'TOTAL',
+            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+          }),
+        );
+        consumedReadUnits += units(out.ConsumedCapacity);
+        const hit = out.Items?.[0] as DeliveryRecord | undefined;
+        // The index is eventually consistent: re-read the row itself before anyone acts on it.
+        if (hit) return { record: (await this.get(hit.pk)) ?? hit, consumedReadUnits };
+        startKey = out.LastEvaluatedKey;
+      } while (startKey);
+    }
+    return { consumedReadUnits };
+  }
+
   async findByEvent(eventId: string): Promise<DeliveryRecord[]> {
     const found: DeliveryRecord[] = [];
     let startKey: Record<string, unknown> | undefined;

@@ -124,6 +124,15 @@ export interface Ledger {
   get(pk: string, consistent?: boolean): Promise<DeliveryRecord | undefined>;
   /** Rows in the sparse attention index for one state, oldest first. */
   listAttention(state: DeliveryState, options?: { limit?: number; cursor?: string }): Promise<AttentionPage>;
+  /**
+   * Finds the row a provider event refers to by its idempotency key (the hash providers carry in tags and
+   * contexts), among rows in the attention index. Evidence can only change rows that are waiting for it,
+   * and those are exactly the indexed ones, so this reads the attention rows, never the whole table.
+   */
+  findWaitingByIdempotencyKey(
+    idempotencyKey: string,
+    states?: readonly DeliveryState[],
+  ): Promise<{ record?: DeliveryRecord; consumedReadUnits: number }>;
   /** Rows of one business event (for `status <eventId>`). A paginated scan: operator use only, never on a hot path. */
   findByEvent(eventId: string): Promise<DeliveryRecord[]>;
   /** Creates the fallback pointer if absent and returns the current one. */

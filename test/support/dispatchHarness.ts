@@ -11,6 +11,7 @@ import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
 import type { RunningProviderSimulator } from '../../lib/simulator/ProviderSimulator.js';
 import { FileTemplateStore } from '../../lib/templates/FileTemplateStore.js';
+import type { Transport } from '../../lib/transports/port.js';
 import { RestTransport } from '../../lib/transports/RestTransport.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from './dynamo.js';
 
@@ -110,3 +111,16 @@ export const crashAt =
   (e) => {
     if (e === edge) throw new SimulatedCrash(`crashed at ${edge}`);
   };
+
+/** The same HTTP transport, declared as a provider without idempotency keys (as SES, SMS v2, Twilio are). */
+export const withoutKeyEnforcement = (transport: Transport): Transport => ({
+  name: transport.name,
+  channel: transport.channel,
+  capabilities: { ...transport.capabilities, idempotencyKey: false, keyRetentionSeconds: 0 },
+  send: (message, key) => transport.send(message, key),
+});
+
+export const restTransports = (sim: RunningProviderSimulator) => ({
+  email: new RestTransport({ baseUrl: sim.url, channel: 'email' }),
+  sms: new RestTransport({ baseUrl: sim.url, channel: 'sms' }),
+});

@@ -10,7 +10,9 @@ import {
   createHarness,
   type Harness,
   pdfAttachment,
+  restTransports,
   SimulatedCrash,
+  withoutKeyEnforcement,
 } from '../../support/dispatchHarness.js';
 import { healthReportIntent, MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
 
@@ -72,7 +74,7 @@ describe('dispatcher: crash at each edge, then replay the same intent', () => {
     ]);
   });
 
-  it('the provider accepted and the answer was lost: the row is unknown and the replay does not send', async () => {
+  it('the provider accepted and the answer was lost: unknown, then a replay under the enforced key gets the original id', async () => {
     // Prepare
     const body = JSON.stringify(resetIntent({ eventId: 'accept-then-drop' }, clock.now()));
     sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop' });
@@ -81,10 +83,43 @@ describe('dispatcher: crash at each edge, then replay the same intent', () => {
     clock.advance(120_000);
     const replay = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
     // Assess
-    expect(first.channels[0]).toMatchObject({ state: 'unknown', action: 'marked_unknown' });
+    expect(first).toMatchObject({ disposition: 'retry_later', channels: [{ state: 'unknown' }] });
+    expect(replay.channels[0]).toMatchObject({ state: 'accepted', providerMessageId: sim.messages()[0]?.id });
+    expect(sim.requests().map((r) => r.outcome)).toEqual(['dropped', 'replayed']);
+    expect(sim.messages()).toHaveLength(1);
+    const row = await h.ledger.get(replay.channels[0]!.dedupeKey);
+    expect(row?.history.map((e) => e.s)).toEqual([
+      'claimed',
+      'dispatching',
+      'unknown',
+      'dispatching',
+      'accepted',
+    ]);
+    expect(row?.history.map((e) => e.why).slice(3)).toEqual([
+      'replay_under_enforced_key',
+      'provider_replayed_original',
+    ]);
+  });
+
+  it('the answer was lost on a provider without idempotency keys: unknown, and the replay never sends', async () => {
+    // Prepare
+    const body = JSON.stringify(resetIntent({ eventId: 'accept-then-drop-nokey' }, clock.now()));
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop' });
+    const transports = {
+      email: withoutKeyEnforcement(restTransports(sim).email),
+      sms: restTransports(sim).sms,
+    };
+    // Act
+    const first = await h.dispatcher({ transports }).handle(body, envelope());
+    clock.advance(120_000);
+    const replay = await h.dispatcher({ workerId: 'dispatch:b', transports }).handle(body, envelope());
+    // Assess
+    expect(first).toMatchObject({
+      disposition: 'done',
+      channels: [{ state: 'unknown', action: 'marked_unknown' }],
+    });
     expect(replay.channels[0]).toMatchObject({ state: 'unknown', action: 'left_for_reconciler' });
     expect(sim.requests().map((r) => r.outcome)).toEqual(['dropped']);
-    expect(sim.messages()).toHaveLength(1);
   });
 
   it('the worker died after the provider accepted: the expired dispatching lease becomes a visible unknown', async () => {
@@ -99,10 +134,14 @@ describe('dispatcher: crash at each edge, then replay the same intent', () => {
     const late = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
     // Assess
     expect(early.disposition).toBe('retry_later');
-    expect(late.channels[0]).toMatchObject({ state: 'unknown', action: 'marked_unknown' });
-    expect(accepted()).toHaveLength(1);
+    expect(late.channels[0]).toMatchObject({ state: 'unknown' });
     const page = await h.ledger.listAttention('unknown');
     expect(page.items.map((i) => i.pk)).toContain(late.channels[0]!.dedupeKey);
+    // The parked message comes back once more: the enforced key makes the provider answer with the original.
+    const resolved = await h.dispatcher({ workerId: 'dispatch:c' }).handle(body, envelope());
+    expect(resolved.channels[0]).toMatchObject({ state: 'accepted' });
+    expect(accepted()).toHaveLength(1);
+    expect(sim.messages()).toHaveLength(1);
   });
 
   it('crash after the outcome was recorded: the replay finds it final and does not send', async () => {
@@ -294,16 +333,38 @@ describe('fallback delivery', () => {
     expect(accepted().map((r) => r.channel)).toEqual(['sms']);
   });
 
-  it('email unknown → no SMS, and the message is parked until reconciliation', async () => {
+  it('email unknown → no SMS; the parked message replays the email under its key and stops there', async () => {
     sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop' });
     const body = JSON.stringify(
       healthReportIntent({ eventId: 'fb-unknown', attachments: [pdfAttachment()] }),
     );
     const first = await h.dispatcher().handle(body, envelope());
     const again = await h.dispatcher().handle(body, envelope());
-    expect(first).toMatchObject({ disposition: 'retry_later' });
-    expect(again).toMatchObject({ disposition: 'retry_later' });
+    expect(first).toMatchObject({
+      disposition: 'retry_later',
+      channels: [{ channel: 'email', state: 'unknown' }],
+    });
+    expect(again).toMatchObject({ disposition: 'done', channels: [{ channel: 'email', state: 'accepted' }] });
     expect(sim.requests().filter((r) => r.channel === 'sms')).toHaveLength(0);
+  });
+
+  it('email unknown on a provider without keys → no SMS, the message stays parked for the reconciler', async () => {
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop' });
+    const transports = {
+      email: withoutKeyEnforcement(restTransports(sim).email),
+      sms: restTransports(sim).sms,
+    };
+    const body = JSON.stringify(
+      healthReportIntent({ eventId: 'fb-unknown-nokey', attachments: [pdfAttachment()] }),
+    );
+    const first = await h.dispatcher({ transports }).handle(body, envelope());
+    const again = await h.dispatcher({ transports }).handle(body, envelope());
+    expect(first).toMatchObject({ disposition: 'retry_later' });
+    expect(again).toMatchObject({
+      disposition: 'retry_later',
+      channels: [{ action: 'left_for_reconciler' }],
+    });
+    expect(sim.requests().map((r) => r.channel)).toEqual(['email']);
   });
 
   it('four workers racing the same fallback intent produce exactly one SMS', async () => {
