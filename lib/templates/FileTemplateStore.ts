@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Config } from '../config.js';
 import { canonicalText, type RenderedContent } from '../domain/content.js';
 import {
   CHANNEL_FILES,
@@ -200,3 +201,9 @@ export class FileTemplateStore implements TemplateRenderer {
         );
   }
 }
+
+/** The store a deployment uses: `SENDPROOF_TEMPLATES_DIR` (config `templatesDir`) overrides the default. */
+export const templateStoreFromConfig = (
+  config: Pick<Config, 'templatesDir'>,
+  options: FileTemplateStoreOptions = {},
+): FileTemplateStore => new FileTemplateStore(config.templatesDir ?? DEFAULT_TEMPLATES_DIR, options);
