@@ -1,12 +1,10 @@
-import type { Server } from 'node:http';
-import sesLocal from 'aws-ses-v2-local';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sesClient } from '../../../lib/aws/clients.js';
-import { freePort } from '../../../lib/local/ports.js';
 import { SesTransport } from '../../../lib/transports/SesTransport.js';
 import { sesV2Error } from '../../support/fakes/awsErrors.js';
 import { closedPort, emailMessage, keyFor } from '../../support/fakes/outbound.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
+import { startSesLocal } from '../../support/fakes/sesLocal.js';
 
 interface StoredEmail {
   messageId: string;
@@ -27,22 +25,20 @@ const sesTransport = (endpoint: string, extra: { configurationSetName?: string; 
 const pdf = new Uint8Array(Buffer.from('%PDF-1.7 fake receipt bytes'));
 
 describe('SesTransport against aws-ses-v2-local (real SES v2 emulator)', () => {
-  let emulator: Server;
+  let emulator: { url: string; stop(): Promise<void> };
   let emulatorUrl: string;
   let recorder: ScriptedHttpServer;
 
   beforeAll(async () => {
-    const port = await freePort();
-    emulator = await sesLocal({ host: '127.0.0.1', port });
-    emulatorUrl = `http://127.0.0.1:${port}`;
+    emulator = await startSesLocal();
+    emulatorUrl = emulator.url;
     // Relays to the emulator and keeps the wire request: the emulator does not store EmailTags.
     recorder = await ScriptedHttpServer.start(() => ({ forwardTo: emulatorUrl }));
   });
 
   afterAll(async () => {
     await recorder.stop();
-    emulator.closeAllConnections();
-    await new Promise<void>((resolve) => emulator.close(() => resolve()));
+    await emulator.stop();
   });
 
   const stored = async (): Promise<StoredEmail[]> =>
