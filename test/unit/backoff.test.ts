@@ -48,7 +48,13 @@ describe('nextDelayMs', () => {
 
   it('never waits less than Retry-After', () => {
     // Act
-    const delay = nextDelayMs({ attempt: 1, baseMs: 100, capMs: 10_000, retryAfterMs: 3_000, random: fixed(0.9) });
+    const delay = nextDelayMs({
+      attempt: 1,
+      baseMs: 100,
+      capMs: 10_000,
+      retryAfterMs: 3_000,
+      random: fixed(0.9),
+    });
 
     // Assess
     expect(delay).toBe(3_000);
@@ -56,7 +62,13 @@ describe('nextDelayMs', () => {
 
   it('keeps the jittered delay when it is already longer than Retry-After', () => {
     // Act
-    const delay = nextDelayMs({ attempt: 6, baseMs: 1_000, capMs: 60_000, retryAfterMs: 1_000, random: fixed(0.5) });
+    const delay = nextDelayMs({
+      attempt: 6,
+      baseMs: 1_000,
+      capMs: 60_000,
+      retryAfterMs: 1_000,
+      random: fixed(0.5),
+    });
 
     // Assess
     expect(delay).toBe(16_000);
@@ -64,7 +76,13 @@ describe('nextDelayMs', () => {
 
   it('honours a Retry-After longer than the cap: retrying before it only wastes an attempt', () => {
     // Act
-    const delay = nextDelayMs({ attempt: 2, baseMs: 100, capMs: 1_000, retryAfterMs: 30_000, random: fixed(0.5) });
+    const delay = nextDelayMs({
+      attempt: 2,
+      baseMs: 100,
+      capMs: 1_000,
+      retryAfterMs: 30_000,
+      random: fixed(0.5),
+    });
 
     // Assess
     expect(delay).toBe(30_000);
@@ -85,8 +103,8 @@ describe('nextDelayMs', () => {
   it('refuses a negative or non-finite base or cap', () => {
     // Act / Assess
     expect(() => nextDelayMs({ attempt: 1, baseMs: -1, capMs: 10, random: fixed(0.5) })).toThrow(RangeError);
-    expect(() => nextDelayMs({ attempt: 1, baseMs: 1, capMs: Number.POSITIVE_INFINITY, random: fixed(0.5) })).toThrow(
-      /capMs/,
-    );
+    expect(() =>
+      nextDelayMs({ attempt: 1, baseMs: 1, capMs: Number.POSITIVE_INFINITY, random: fixed(0.5) }),
+    ).toThrow(/capMs/);
   });
 });
