@@ -34,9 +34,9 @@ export type EdgeProbe = (
 ) => void | Promise<void>;
 
 export interface DispatchLogger {
-  info(message: string, ...extra: object[]): void;
-  warn(message: string, ...extra: object[]): void;
-  error(message: string, ...extra: object[]): void;
+  info(message: string, ...extra: Array<Record<string, unknown>>): void;
+  warn(message: string, ...extra: Array<Record<string, unknown>>): void;
+  error(message: string, ...extra: Array<Record<string, unknown>>): void;
 }
 
 export interface MetricsSink {

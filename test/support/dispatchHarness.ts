@@ -20,11 +20,11 @@ export const CONTENT_KEY = 'test-content-hash-key-0123456789';
 /** Collects log lines so tests can assert that no secret reached a log. */
 export class CapturingLogger {
   readonly lines: string[] = [];
-  info = (message: string, ...extra: object[]) =>
+  info = (message: string, ...extra: Array<Record<string, unknown>>) =>
     this.lines.push(JSON.stringify({ level: 'info', message, extra }));
-  warn = (message: string, ...extra: object[]) =>
+  warn = (message: string, ...extra: Array<Record<string, unknown>>) =>
     this.lines.push(JSON.stringify({ level: 'warn', message, extra }));
-  error = (message: string, ...extra: object[]) =>
+  error = (message: string, ...extra: Array<Record<string, unknown>>) =>
     this.lines.push(JSON.stringify({ level: 'error', message, extra }));
 }
 

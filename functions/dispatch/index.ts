@@ -1,0 +1,35 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { SQSHandler } from 'aws-lambda';
+import { loadConfig } from '../../lib/config.js';
+import { Dispatcher } from '../../lib/dispatch/Dispatcher.js';
+import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
+import { systemClock } from '../../lib/domain/clock.js';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { createRuntime } from '../../lib/runtime.js';
+
+// Built once per execution environment; the handler below only wires the event to the dispatcher.
+const config = loadConfig();
+const logger = new Logger({ serviceName: SERVICE_NAME });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+const runtime = await createRuntime(config);
+const dispatcher = new Dispatcher({
+  ...runtime,
+  clock: systemClock,
+  // The lease owner is this execution environment: a crashed environment's leases expire with it.
+  workerId: `dispatch:${randomUUID().slice(0, 8)}`,
+  leaseMs: config.leaseSeconds * 1000,
+  logger,
+  metrics: { count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value) },
+});
+const handle = createSqsHandler(dispatcher, { concurrency: config.recordConcurrency });
+
+export const handler: SQSHandler = async (event, context) => {
+  logger.addContext(context);
+  try {
+    return await handle(event, context);
+  } finally {
+    metrics.publishStoredMetrics();
+  }
+};
