@@ -3,7 +3,11 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { SendproofFunction } from './SendproofFunction.js';
+import { ENV } from '../../lib/config.js';
+import { bundledPath, SendproofFunction } from './SendproofFunction.js';
+
+/** The repository's template folder (templates/<id>/<revision>/ + manifest.json). */
+export const TEMPLATES_FOLDER = 'templates';
 
 export interface DispatcherProps {
   queue: sqs.IQueue;
@@ -30,7 +34,10 @@ export class Dispatcher extends Construct {
       description: 'Claims each intent in the ledger, sends it once, records the provider answer',
       timeout: props.timeout,
       logRetention: props.logRetention,
+      // Templates are files (manifest-pinned revisions), not code: ship them beside the bundle.
+      copyIntoBundle: [TEMPLATES_FOLDER],
     });
+    this.function.setEnv(ENV.templatesDir, bundledPath(TEMPLATES_FOLDER));
     this.function.fn.addEventSource(
       new SqsEventSource(props.queue, {
         batchSize: DISPATCH_BATCH_SIZE,

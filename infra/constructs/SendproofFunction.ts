@@ -38,7 +38,16 @@ export interface SendproofFunctionProps {
   logRetention?: logs.RetentionDays;
   /** Hard cap on concurrent executions; absent: the account pool. */
   reservedConcurrency?: number;
+  /**
+   * Repository folders copied next to the bundle (e.g. `templates`), found at run time under
+   * `LAMBDA_TASK_ROOT` (see `bundledPath`).
+   */
+  copyIntoBundle?: string[];
 }
+
+/** Where Lambda unpacks the bundle; a folder copied with `copyIntoBundle` lives below it. */
+export const LAMBDA_TASK_ROOT = '/var/task';
+export const bundledPath = (folder: string): string => `${LAMBDA_TASK_ROOT}/${folder}`;
 
 /**
  * One Sendproof Lambda with the defaults decided once: Node 22 on arm64, its own log group with a retention,
@@ -100,6 +109,18 @@ export class SendproofFunction extends Construct {
         bundleAwsSDK: true,
         // Never Docker: esbuild is a local devDependency, so synth works offline.
         forceDockerBundling: false,
+        ...(props.copyIntoBundle?.length
+          ? {
+              commandHooks: {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: (inputDir: string, outputDir: string) =>
+                  (props.copyIntoBundle ?? []).map(
+                    (folder) => `cp -R "${inputDir}/${folder}" "${outputDir}/${folder}"`,
+                  ),
+              },
+            }
+          : {}),
       },
     });
 

@@ -338,6 +338,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
         ENV.purposes,
       ]),
     );
+    expect(dispatcher[ENV.templatesDir]).toBe('/var/task/templates');
     expect(dispatcher[ENV.emailTransport]).toBe('ses');
     expect(dispatcher[ENV.smsTransport]).toBe('sms-v2');
     expect(JSON.parse(dispatcher[ENV.purposes] as string)).toEqual([]);
