@@ -1,0 +1,113 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
+import { startLocalArchive } from '../../../lib/archive/LocalArchive.js';
+import type { LocalStreamPoller } from '../../../lib/archive/LocalStreamPoller.js';
+import { loadNamedQueries } from '../../../lib/archive/namedQueries.js';
+import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
+import { waitFor } from '../../../lib/local/ports.js';
+import { baseRow, dedupeKeyOf } from '../../fixtures/archive/streamRecords.js';
+import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
+import { linesOf, readBucket, startLocalS3 } from './localS3.js';
+
+const countObjects = async (dir: string): Promise<number> => {
+  const root = join(dir, 'transitions');
+  if (!existsSync(root)) return 0;
+  return (await readdir(root, { recursive: true })).filter((f) => String(f).endsWith('.jsonl.gz')).length;
+};
+
+// Real servers end to end: DynamoDB Local (table with stream) ← DynamoLedger writes;
+// LocalStreamPoller reads the stream → archiver → fauxqs S3 + mirror folder → DuckDB explain query.
+describe('archive end to end on DynamoDB Local, fauxqs and DuckDB', () => {
+  const bucket = 'sendproof-archive-e2e';
+  let local: Awaited<ReturnType<typeof startLocalS3>>;
+  let poller: LocalStreamPoller | undefined;
+  let mirrorDir: string;
+
+  beforeAll(async () => {
+    local = await startLocalS3('unused-bootstrap-bucket');
+    mirrorDir = await mkdtemp(join(tmpdir(), 'sendproof-archive-e2e-'));
+  });
+
+  afterAll(async () => {
+    await poller?.stop();
+    await local?.stop();
+    await rm(mirrorDir, { recursive: true, force: true });
+  });
+
+  it('ledger transitions written by DynamoLedger reach S3 and the mirror once each and explain in order', async () => {
+    // Prepare
+    const { raw, doc, endpoint } = localDynamo();
+    const table = await createLedgerTable(raw, 'archive-e2e');
+    const ledger = new DynamoLedger(doc, table);
+    poller = await startLocalArchive({
+      region: 'us-east-1',
+      dynamoEndpoint: endpoint,
+      s3Endpoint: local.endpoint,
+      ledgerTable: table,
+      bucket,
+      mirrorDir,
+      logger: new Logger({ serviceName: 'sendproof-test', logLevel: 'SILENT' }),
+      intervalMs: 100,
+    });
+    const n = { eventId: 'evt-e2e-1', recipientRef: 'user-e2e', channel: 'email' as const };
+    const pk = dedupeKeyOf(n);
+    const t0 = Date.parse('2026-11-30T10:00:00Z');
+
+    // Act
+    const claimed = await ledger.claim(baseRow(n, { s: 'claimed', at: t0, by: 'dispatch:e2e' }));
+    await ledger.openFlow(`flow#${pk}`, ['email', 'sms']);
+    const steps = [
+      { from: 'claimed', to: 'dispatching', by: 'dispatch:e2e', set: { transport: 'ses', attempts: 1 } },
+      { from: 'dispatching', to: 'unknown', by: 'dispatch:e2e', why: 'provider_timeout_after_send' },
+      {
+        from: 'unknown',
+        to: 'accepted',
+        by: 'evidence:ses-events',
+        why: 'delivery_event',
+        set: { providerMessageId: 'ses-e2e-0001' },
+        evidenceId: 'ses-event-1',
+      },
+    ] as const;
+    let version = 1;
+    for (const [i, step] of steps.entries()) {
+      const result = await ledger.transition({
+        pk,
+        expectedVersion: version,
+        now: t0 + (i + 1) * 1000,
+        ...step,
+      });
+      expect(result.kind).toBe('ok');
+      version += 1;
+    }
+    await waitFor(async () => (await countObjects(mirrorDir)) >= 4, 20_000, 'four archived transitions');
+    // One more round after the last object: nothing may be written twice by a later poll.
+    await poller.pollOnce();
+
+    // Assess
+    expect(claimed.kind).toBe('claimed');
+    expect(await countObjects(mirrorDir)).toBe(4);
+    const lines = linesOf(await readBucket(local.s3, bucket));
+    expect(lines.map((l) => l.version).sort()).toEqual([1, 2, 3, 4]);
+    const audit = await DuckDbAudit.open(mirrorDir);
+    try {
+      const explain = loadNamedQueries().find((q) => q.name === 'explain-notification')!;
+      const { rows } = await audit.runNamed(explain, ['evt-e2e-1']);
+      expect(rows.map((r) => [r.version, r.from_state, r.to_state, r.actor, r.transport_message_id])).toEqual(
+        [
+          [1, null, 'claimed', 'dispatch:e2e', null],
+          [2, 'claimed', 'dispatching', 'dispatch:e2e', null],
+          [3, 'dispatching', 'unknown', 'dispatch:e2e', null],
+          [4, 'unknown', 'accepted', 'evidence:ses-events', 'ses-e2e-0001'],
+        ],
+      );
+      expect(rows[3]).toMatchObject({ transport: 'ses', transition_at: '2026-11-30T10:00:03.000Z' });
+    } finally {
+      audit.close();
+    }
+  });
+});
