@@ -216,11 +216,8 @@ export class NotificationLedger extends Construct {
       maxPagesPerRun: props.reconcileMaxPagesPerRun ?? 50,
       logRetention: props.logRetention,
     });
-    transportEnv(
-      this.reconciler.function
-        .bindLedger(this.tables.ledger, 'readwrite')
-        .bindContentHashSecret(this.contentHashSecret),
-    );
+    // Lookups only: the reconciler asks providers about lost answers (provider secret), never hashes content.
+    transportEnv(this.reconciler.function.bindLedger(this.tables.ledger, 'readwrite'));
 
     // --- archive ----------------------------------------------------------------------------------------
     this.archive = new AuditArchive(this, 'Archive', {
@@ -283,8 +280,10 @@ const validate = (props: NotificationLedgerProps): void => {
       problems.push(`providerSecret is required: ${channel} uses the ${transport} transport`);
     }
   }
-  if ((props.email.transport === 'rest' || props.sms.transport === 'rest') && !props.restBaseUrl) {
-    problems.push('restBaseUrl is required with the rest transport');
+  // The simulator is a REST provider too (a test double speaking the same convention).
+  const restLike = new Set<string>(['rest', 'simulator']);
+  if ((restLike.has(props.email.transport) || restLike.has(props.sms.transport)) && !props.restBaseUrl) {
+    problems.push('restBaseUrl is required with the rest and simulator transports');
   }
   const maxConcurrency = props.concurrency?.dispatcherMaxConcurrency;
   if (maxConcurrency !== undefined && (maxConcurrency < 2 || maxConcurrency > 1000)) {

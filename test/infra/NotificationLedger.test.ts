@@ -290,7 +290,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     ]);
   });
 
-  it('gives the reconciler the ledger and the secrets only, and the evidence recorder the ledger only', () => {
+  it('gives the reconciler and the evidence recorder the ledger only when no provider secret exists', () => {
     // Prepare
     const reconciler = actionsOf(roleStatements('reconciler'));
     const evidence = actionsOf(roleStatements('evidence'));
@@ -305,8 +305,6 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
-      'secretsmanager:DescribeSecret',
-      'secretsmanager:GetSecretValue',
     ]);
     expect(own(evidence)).toEqual([
       'dynamodb:BatchGetItem',

@@ -32,6 +32,13 @@ describe('NotificationLedger props', () => {
     expect(build).toThrow(/providerSecret is required: sms uses the twilio transport/);
   });
 
+  it('refuses the simulator transport without the base URL of the simulator', () => {
+    // Act
+    const build = construct({ ...SES_AND_SMS, sms: { transport: 'simulator' } });
+    // Assess
+    expect(build).toThrow(/restBaseUrl is required with the rest and simulator transports/);
+  });
+
   it('refuses an SMS v2 transport without an origination identity', () => {
     // Act
     const build = construct({ ...SES_AND_SMS, sms: { transport: 'sms-v2' } });
@@ -114,6 +121,15 @@ describe('NotificationLedger with Resend, Twilio, a provider secret, attachments
     );
     expect(JSON.parse(env[ENV.purposes])).toEqual([expect.objectContaining({ purpose: 'invoice' })]);
     expect(env[ENV.recordConcurrency]).toBe('8');
+  });
+
+  it('lets the reconciler read the provider secret for lookups but not the content-hash key', () => {
+    // Prepare
+    const statements = statementsOf(synth.stack, synth.template, synth.stack.ledger.reconciler.function.role);
+    // Assess
+    expect(allowing(statements, 'secretsmanager:GetSecretValue').map((s) => s.Resource)).toEqual([
+      PROVIDER_SECRET_ARN,
+    ]);
   });
 
   it('lets the dispatcher read attachments under the configured prefix only', () => {
