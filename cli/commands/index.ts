@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { register as registerAudit } from './audit.js';
 import { register as registerTemplate } from './template.js';
 
 /**
@@ -8,4 +9,5 @@ import { register as registerTemplate } from './template.js';
 export const registerCommands = (program: Command): void => {
   // command groups are added below, one line each
   registerTemplate(program);
+  registerAudit(program);
 };
