@@ -1,0 +1,53 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import { dynamoDocumentClient } from '../../lib/aws/clients.js';
+import { loadConfig } from '../../lib/config.js';
+import { systemClock } from '../../lib/domain/clock.js';
+import { PurposeRegistry } from '../../lib/domain/purposes.js';
+import { EvidenceRecorder } from '../../lib/evidence/EvidenceRecorder.js';
+import { parseLambdaEvent } from '../../lib/evidence/events.js';
+import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { powertoolsSink } from '../reconcile/metricsSink.js';
+
+/**
+ * Evidence Lambda: SES v2 configuration-set events (EventBridge) and End User Messaging SMS events
+ * (SNS) → ledger transitions. An infrastructure failure throws, so the async invocation is retried and
+ * then lands on the DLQ; an event that is not evidence is logged (without addresses) and acknowledged.
+ */
+const config = loadConfig();
+const logger = new Logger({ serviceName: SERVICE_NAME });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+const recorder = new EvidenceRecorder({
+  ledger: new DynamoLedger(
+    dynamoDocumentClient({
+      region: config.region,
+      ...(config.endpointDynamoDb ? { endpoint: config.endpointDynamoDb } : {}),
+    }),
+    config.ledgerTable,
+  ),
+  purposes: PurposeRegistry.withOverrides(config.purposes),
+  clock: systemClock,
+  logger,
+  metrics: powertoolsSink(metrics),
+});
+
+export const handler = async (event: unknown, context: Context): Promise<{ results: string[] }> => {
+  logger.addContext(context);
+  try {
+    const results: string[] = [];
+    for (const parsed of parseLambdaEvent(event)) {
+      if (parsed.kind === 'ignored') {
+        logger.info('provider event is not evidence', { source: parsed.source, reason: parsed.reason });
+        results.push(`ignored:${parsed.reason}`);
+        continue;
+      }
+      const result = await recorder.record(parsed.evidence);
+      results.push(result.kind);
+    }
+    return { results };
+  } finally {
+    metrics.publishStoredMetrics();
+  }
+};

@@ -1,0 +1,80 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import type { Context } from 'aws-lambda';
+import { dynamoDocumentClient } from '../../lib/aws/clients.js';
+import { loadConfig } from '../../lib/config.js';
+import { systemClock } from '../../lib/domain/clock.js';
+import { PurposeRegistry } from '../../lib/domain/purposes.js';
+import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconciler.js';
+import { createTransports, type ProviderSecrets } from '../../lib/transports/index.js';
+import { powertoolsSink } from './metricsSink.js';
+
+/**
+ * Reconcile Lambda, one page per invocation; the Step Functions loop (infra/constructs/ReconcilerWorkflow)
+ * passes the cursor back in until `hasMore` is false. Only wiring lives here: lib/reconcile is the logic.
+ */
+const config = loadConfig();
+const logger = new Logger({ serviceName: SERVICE_NAME });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+const ledger = new DynamoLedger(
+  dynamoDocumentClient({
+    region: config.region,
+    ...(config.endpointDynamoDb ? { endpoint: config.endpointDynamoDb } : {}),
+  }),
+  config.ledgerTable,
+);
+const secretArn = config.providerSecretArn;
+// Lookups call the provider, so they need its credentials; Powertools caches the secret for five minutes.
+const transports = createTransports(
+  config,
+  secretArn
+    ? {
+        providerSecrets: async () =>
+          (await getSecret(secretArn, { maxAge: 300, transform: 'json' })) as ProviderSecrets,
+      }
+    : {},
+);
+const purposes = PurposeRegistry.withOverrides(config.purposes);
+
+export const handler = async (
+  event: { cursor?: string } | null | undefined,
+  context: Context,
+): Promise<ReconcilePageResult> => {
+  logger.addContext(context);
+  const reconciler = new Reconciler({
+    ledger,
+    transports,
+    purposes,
+    clock: systemClock,
+    runId: context.awsRequestId.slice(0, 8),
+    concurrency: config.recordConcurrency,
+    logger,
+    metrics: powertoolsSink(metrics),
+  });
+  try {
+    const cursor = typeof event?.cursor === 'string' && event.cursor ? event.cursor : undefined;
+    // Once per run (the first page): how many rows wait for the reconciler and for a human.
+    if (!cursor) await reconciler.census();
+    const page = await reconciler.reconcilePage(cursor);
+    logger.info('reconcile page done', {
+      processed: page.processed,
+      resolved: page.resolved,
+      quarantined: page.quarantined,
+      left: page.left,
+      raced: page.raced,
+      hasMore: page.hasMore,
+    });
+    return {
+      processed: page.processed,
+      resolved: page.resolved,
+      quarantined: page.quarantined,
+      ...(page.cursor ? { cursor: page.cursor } : {}),
+      hasMore: page.hasMore,
+    };
+  } finally {
+    metrics.publishStoredMetrics();
+  }
+};
