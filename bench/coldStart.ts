@@ -1,0 +1,131 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { ENV } from '../lib/config.js';
+import type { BundleRow, ColdStartResult } from './results.js';
+import { BENCH_CONTENT_HASH_KEY, REPO_ROOT } from './stack.js';
+import { median } from './stats.js';
+
+/**
+ * The options infra/constructs/SendproofFunction.ts gives NodejsFunction, as esbuild sees them.
+ * `bundleAwsSDK: true` there, so `@aws-sdk/*` is bundled here too (not external).
+ */
+export const LAMBDA_ESBUILD_OPTIONS = {
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node22',
+  minify: true,
+  sourcemap: true,
+  mainFields: ['module', 'main'],
+  banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
+} as const;
+
+/** The environment the dispatcher reads at init (lib/config.ts), pointing at nothing it will contact. */
+const dispatcherEnv = (sourceMaps: boolean): Record<string, string> => ({
+  [ENV.ledgerTable]: 'bench-ledger',
+  [ENV.suppressionTable]: 'bench-suppression',
+  [ENV.contentHashKey]: BENCH_CONTENT_HASH_KEY,
+  [ENV.emailTransport]: 'simulator',
+  [ENV.smsTransport]: 'simulator',
+  [ENV.restBaseUrl]: 'http://127.0.0.1:9',
+  [ENV.templatesDir]: join(REPO_ROOT, 'templates'),
+  [ENV.region]: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+  AWS_LAMBDA_FUNCTION_NAME: 'sendproof-dispatch',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  POWERTOOLS_SERVICE_NAME: 'sendproof',
+  POWERTOOLS_METRICS_NAMESPACE: 'Sendproof',
+  // The function's environment sets this (SendproofFunction); source maps make module load slower.
+  NODE_OPTIONS: sourceMaps ? '--enable-source-maps' : '',
+});
+
+/** Imports the bundle in a fresh `node` and reports how long the import (module init) took. */
+const INIT_PROBE = [
+  'const t0 = performance.now();',
+  'await import(process.argv[1]);',
+  'const t1 = performance.now();',
+  'process.stdout.write(JSON.stringify({ initMs: t1 - t0 }));',
+  'process.exit(0);',
+].join('\n');
+
+const measureInit = (bundle: string, sourceMaps: boolean): number => {
+  const out = spawnSync(
+    process.execPath,
+    ['--input-type=module', '-e', INIT_PROBE, pathToFileURL(bundle).href],
+    { env: dispatcherEnv(sourceMaps), encoding: 'utf8', timeout: 60_000 },
+  );
+  if (out.status !== 0)
+    throw new Error(`bundled dispatcher failed to initialise: ${out.stderr.slice(0, 500)}`);
+  return (JSON.parse(out.stdout) as { initMs: number }).initMs;
+};
+
+export const measureColdStart = async (
+  runs: number,
+  progress: (line: string) => void,
+): Promise<ColdStartResult> => {
+  const outDir = mkdtempSync(join(tmpdir(), 'sendproof-bench-bundles-'));
+  try {
+    const functionsDir = join(REPO_ROOT, 'functions');
+    const entries = readdirSync(functionsDir)
+      .filter((name) => existsSync(join(functionsDir, name, 'index.ts')))
+      .sort();
+    const bundles: BundleRow[] = [];
+    const failures: string[] = [];
+    for (const fn of entries) {
+      const outfile = join(outDir, fn, 'index.mjs');
+      try {
+        await build({
+          ...LAMBDA_ESBUILD_OPTIONS,
+          mainFields: [...LAMBDA_ESBUILD_OPTIONS.mainFields],
+          entryPoints: [join(functionsDir, fn, 'index.ts')],
+          outfile,
+          logLevel: 'silent',
+        });
+      } catch (error) {
+        failures.push(`${fn}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        continue;
+      }
+      const code = readFileSync(outfile);
+      bundles.push({
+        fn,
+        entry: `functions/${fn}/index.ts`,
+        bytes: code.byteLength,
+        gzipBytes: gzipSync(code).byteLength,
+      });
+      progress(`cold start: bundled ${fn} (${(code.byteLength / 1024).toFixed(0)} KiB)`);
+    }
+    const dispatcher = join(outDir, 'dispatch', 'index.mjs');
+    const initMs: number[] = [];
+    const withoutMaps: number[] = [];
+    if (existsSync(dispatcher)) {
+      for (let i = 0; i < runs; i++) {
+        initMs.push(measureInit(dispatcher, true));
+        withoutMaps.push(measureInit(dispatcher, false));
+      }
+      progress(`cold start: dispatcher init ${initMs.map((v) => v.toFixed(0)).join(', ')} ms`);
+    } else failures.push('dispatch: no bundle, init not measured');
+    const notes = [
+      `Node ${process.version} here; Lambda runs node22 (the bundle's target).`,
+      ...(withoutMaps.length
+        ? [`Without --enable-source-maps: median ${median(withoutMaps).toFixed(1)} ms.`]
+        : []),
+      ...failures.map((f) => `Not bundled: ${f}.`),
+    ];
+    return {
+      awsSdk: 'bundled',
+      esbuild: { ...LAMBDA_ESBUILD_OPTIONS, banner: 'createRequire shim' },
+      bundles,
+      dispatcherInitMs: initMs,
+      medianInitMs: initMs.length ? median(initMs) : Number.NaN,
+      note: notes.join(' '),
+    };
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+};

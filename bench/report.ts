@@ -1,0 +1,239 @@
+import type { BenchResults, WriteUnitRow } from './results.js';
+import { round } from './stats.js';
+
+/** A cell as printed: numbers are rounded, NaN becomes `n/a` (a measurement that did not happen). */
+export const cell = (value: string | number | boolean | undefined, decimals = 2): string => {
+  if (value === undefined) return '';
+  if (typeof value === 'number') return Number.isFinite(value) ? String(round(value, decimals)) : 'n/a';
+  return String(value);
+};
+
+const escapeCell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+
+/**
+ * A Markdown table whose columns are padded to equal width, so the same text reads well in a terminal
+ * and renders in docs/benchmark.md. Numeric columns (every body cell a number) are right-aligned.
+ */
+export const renderTable = (headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string => {
+  const width = headers.length;
+  for (const row of rows) {
+    if (row.length !== width) throw new RangeError(`row has ${row.length} cells, the header has ${width}`);
+  }
+  const body = rows.map((row) => row.map(escapeCell));
+  const head = headers.map(escapeCell);
+  const numeric = head.map(
+    (_, i) => body.length > 0 && body.every((row) => /^-?[\d.]+(e[+-]?\d+)?$|^n\/a$/.test(row[i]!)),
+  );
+  const widths = head.map((h, i) => Math.max(3, h.length, ...body.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (numeric[i] ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
+  return [line(head), rule, ...body.map(line)].join('\n');
+};
+
+const xml = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+export interface Bar {
+  label: string;
+  value: number;
+}
+
+/** A horizontal bar chart as a standalone SVG (no fonts or scripts fetched). Non-finite values draw no bar. */
+export const renderBarChart = (title: string, bars: readonly Bar[], unit = ''): string => {
+  const rowHeight = 22;
+  const labelWidth = 260;
+  const barSpace = 360;
+  const top = 34;
+  const height = top + bars.length * rowHeight + 12;
+  const max = Math.max(1e-9, ...bars.map((b) => (Number.isFinite(b.value) ? b.value : 0)));
+  const rows = bars.map((bar, i) => {
+    const y = top + i * rowHeight;
+    const w = Number.isFinite(bar.value) ? Math.max(1, Math.round((bar.value / max) * barSpace)) : 0;
+    return [
+      `<text x="${labelWidth - 8}" y="${y + 15}" text-anchor="end">${xml(bar.label)}</text>`,
+      `<rect x="${labelWidth}" y="${y + 3}" width="${w}" height="16" fill="#3b6ea8"/>`,
+      `<text x="${labelWidth + w + 6}" y="${y + 15}">${xml(cell(bar.value))}${xml(unit)}</text>`,
+    ].join('');
+  });
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + barSpace + 80}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<text x="8" y="20" font-size="14" font-weight="bold">${xml(title)}</text>`,
+    ...rows,
+    '</svg>',
+    '',
+  ].join('\n');
+};
+
+export const writeUnitsTable = (rows: readonly WriteUnitRow[]): string =>
+  renderTable(
+    [
+      'scenario',
+      'approach',
+      'history',
+      'WCU/notification (Local)',
+      'WCU/notification (AWS billing)',
+      'write requests',
+      'note',
+    ],
+    rows.map((r) => [
+      r.scenario,
+      r.approach,
+      cell(r.historyEntries),
+      cell(r.perNotification),
+      cell(r.billedPerNotification),
+      cell(r.writeRequests / r.notifications),
+      r.note ?? '',
+    ]),
+  );
+
+/** The human summary printed at the end of a run and kept in docs/benchmark.md. */
+export const renderSummary = (results: BenchResults): string => {
+  const parts: string[] = [];
+  parts.push(
+    '### Targets',
+    '',
+    renderTable(
+      ['target', 'measured', 'goal', 'verdict'],
+      results.targets.map((t) => [
+        t.description,
+        cell(t.measured),
+        `${t.goal.op} ${t.goal.value}`,
+        t.verdict,
+      ]),
+    ),
+  );
+  if (results.writeUnits) {
+    parts.push('', '### Write units per notification', '', writeUnitsTable(results.writeUnits));
+  }
+  const tp = results.throughput;
+  if (tp) {
+    parts.push(
+      '',
+      `### Throughput (concurrency ${tp.concurrency}, ${tp.writesPerNotification} writes per notification)`,
+      '',
+      renderTable(
+        ['round', 'raw writes/s', 'ceiling notifications/s', 'dispatcher notifications/s', 'ratio'],
+        tp.rounds.map((r) => [
+          cell(r.round),
+          cell(r.rawWritesPerSecond, 1),
+          cell(r.ceilingNotificationsPerSecond, 1),
+          cell(r.dispatcherNotificationsPerSecond, 1),
+          cell(r.ratio, 3),
+        ]),
+      ),
+      '',
+      `Median ratio ${cell(tp.medianRatio, 3)}; peak RSS of the dispatcher process ${cell(tp.peakRssMb, 1)} MB (${cell(tp.rssBeforeMb, 1)} MB before the run).`,
+    );
+  }
+  const lat = results.latency;
+  if (lat) {
+    parts.push(
+      '',
+      `### Latency per notification (${lat.notifications} notifications, concurrency ${lat.concurrency})`,
+      '',
+      renderTable(
+        ['share', 'p50', 'p99', 'max'],
+        [
+          ['ledger (ms)', cell(lat.ledgerMs.p50), cell(lat.ledgerMs.p99), cell(lat.ledgerMs.max)],
+          ['transport (ms)', cell(lat.transportMs.p50), cell(lat.transportMs.p99), cell(lat.transportMs.max)],
+          [
+            'ledger / (ledger + transport)',
+            cell(lat.ledgerShare.p50),
+            cell(lat.ledgerShare.p99),
+            cell(lat.ledgerShare.max),
+          ],
+        ],
+      ),
+    );
+  }
+  if (results.reconcile) {
+    parts.push(
+      '',
+      '### Reconcile pass over 100 unknown rows',
+      '',
+      renderTable(
+        ['table rows', 'unknown rows', 'pages', 'read units', 'ms', 'via'],
+        results.reconcile.rows.map((r) => [
+          cell(r.tableRows),
+          cell(r.unknownRows),
+          cell(r.pages),
+          cell(r.readUnits),
+          cell(r.ms, 1),
+          r.via,
+        ]),
+      ),
+      '',
+      `Read units equal across table sizes: ${results.reconcile.readsEqual ? 'yes' : 'NO'}.`,
+    );
+  }
+  const cs = results.coldStart;
+  if (cs) {
+    parts.push(
+      '',
+      `### Cold start (esbuild, AWS SDK ${cs.awsSdk})`,
+      '',
+      renderTable(
+        ['function', 'bundle bytes', 'gzip bytes'],
+        cs.bundles.map((b) => [b.fn, cell(b.bytes), cell(b.gzipBytes)]),
+      ),
+      '',
+      `Dispatcher module init, median of ${cs.dispatcherInitMs.length} fresh processes: ${cell(cs.medianInitMs, 1)} ms (runs: ${cs.dispatcherInitMs.map((v) => cell(v, 1)).join(', ')}).${cs.note ? ` ${cs.note}` : ''}`,
+    );
+  }
+  return parts.join('\n');
+};
+
+/** docs/benchmark.md: what was run, where, and the latest table. */
+export const renderBenchmarkDoc = (results: BenchResults, chartPath?: string): string => {
+  const m = results.machine;
+  return [
+    '# Benchmark',
+    '',
+    'Performance claims live here, not in timed tests. Every number is measured in one run on a fresh',
+    'DynamoDB Local, and the claims are ratios of measurements taken side by side, because these machines',
+    'are shared and noisy: an absolute rate from one day means little on the next.',
+    '',
+    '## How to run',
+    '',
+    '```sh',
+    'npm run bench             # full run; writes bench/results/latest.json and this file',
+    'npm run bench -- --quick  # smaller N, a smoke run of every phase',
+    'npm run bench -- --out /tmp/bench.json',
+    '```',
+    '',
+    'It starts its own DynamoDB Local and provider simulator on 127.0.0.1, stops both at the end, prints',
+    'PASS/MISS per target and exits 0 unless the run itself failed. The JSON carries the verdicts.',
+    '',
+    '## What is measured',
+    '',
+    '1. **Write units per notification** from `ReturnConsumedCapacity` on every DynamoDB request the code',
+    '   path makes (a middleware on the SDK client asks for it and sums it), for four scenarios, through',
+    '   the real dispatcher and through two baselines written in `bench/` only: a Powertools-style',
+    '   idempotency record (in-progress put, completed update, deleted on error, no history) and a head',
+    '   item plus one item per transition written with TransactWriteItems. DynamoDB Local reports a',
+    '   transactional write at 1 unit per item; AWS bills 2, so the "AWS billing" column doubles them.',
+    '2. **Throughput ratio**: notifications/s through the real dispatcher (claim → gates → simulator send →',
+    '   outcome) divided by the raw ceiling measured in the same run (bare conditional puts of a claim-sized',
+    '   item at the same concurrency, divided by the writes a notification needs). Rounds alternate raw and',
+    '   dispatcher; the median ratio is the verdict.',
+    '3. **Latency**: per notification, time spent in ledger calls versus the transport call (timing',
+    '   decorators around the Ledger and Transport ports).',
+    '4. **Reconcile scaling**: read units and time of one reconcile pass (paging the sparse attention index',
+    '   for `unknown`) with 100 unknown rows in tables of 1k and 10k rows.',
+    '5. **Cold start**: esbuild bundle size of each function with the CDK NodejsFunction options, and module',
+    '   init time of the bundled dispatcher in fresh `node` processes.',
+    '6. **Memory**: peak RSS of the dispatcher process (the benchmark process) during the throughput run.',
+    '',
+    '## Latest run',
+    '',
+    `- Date: ${results.finishedAt}`,
+    `- Command: \`${results.command}\` (${results.mode}, ${Math.round(results.durationMs / 1000)} s)`,
+    `- Machine: ${m.nproc} cores (${m.cpuModel}), ${m.memoryMb} MB memory, ${m.platform}`,
+    `- Node ${m.node}; Java ${m.java}`,
+    '',
+    renderSummary(results),
+    '',
+    ...(chartPath ? [`![write units per notification](${chartPath})`, ''] : []),
+  ].join('\n');
+};

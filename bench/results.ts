@@ -1,0 +1,113 @@
+import type { Goal, Summary, Verdict } from './stats.js';
+
+/** The shape of bench/results/latest.json. Bump `schema` when a field changes meaning. */
+export const RESULTS_SCHEMA = 'sendproof.bench/v1';
+
+export interface MachineInfo {
+  nproc: number;
+  memoryMb: number;
+  cpuModel: string;
+  platform: string;
+  node: string;
+  java: string;
+}
+
+export type Approach = 'sendproof-ledger' | 'powertools-style' | 'transact-history';
+
+export interface WriteUnitRow {
+  scenario: string;
+  approach: Approach;
+  notifications: number;
+  /** Write units as DynamoDB Local reports them (ReturnConsumedCapacity TOTAL, indexes included). */
+  writeUnits: number;
+  /**
+   * What AWS bills: DynamoDB Local reports a transactional write at 1 unit per item, AWS charges 2, so
+   * transactional units are doubled here. Equal to `writeUnits` for approaches without transactions.
+   */
+  billedWriteUnits: number;
+  writeRequests: number;
+  readUnits: number;
+  perNotification: number;
+  billedPerNotification: number;
+  /** Transition history kept per notification (entries on the row or items beside it). */
+  historyEntries: number;
+  note?: string;
+}
+
+export interface ThroughputRound {
+  round: number;
+  rawWrites: number;
+  rawWritesPerSecond: number;
+  ceilingNotificationsPerSecond: number;
+  notifications: number;
+  dispatcherNotificationsPerSecond: number;
+  ratio: number;
+}
+
+export interface ThroughputResult {
+  concurrency: number;
+  writesPerNotification: number;
+  rounds: ThroughputRound[];
+  medianRatio: number;
+  peakRssMb: number;
+  rssBeforeMb: number;
+}
+
+export interface LatencyResult {
+  notifications: number;
+  concurrency: number;
+  ledgerMs: Summary;
+  transportMs: Summary;
+  /** Ledger time / (ledger + transport) time, per notification. */
+  ledgerShare: Summary;
+}
+
+export interface ReconcileRow {
+  tableRows: number;
+  unknownRows: number;
+  pages: number;
+  readUnits: number;
+  ms: number;
+  /** Which code ran the pass: the real Reconciler when it exists, else the ledger's listAttention paging. */
+  via: string;
+}
+
+export interface BundleRow {
+  fn: string;
+  entry: string;
+  bytes: number;
+  gzipBytes: number;
+}
+
+export interface ColdStartResult {
+  awsSdk: 'bundled' | 'external';
+  esbuild: Record<string, unknown>;
+  bundles: BundleRow[];
+  dispatcherInitMs: number[];
+  medianInitMs: number;
+  note?: string;
+}
+
+export interface TargetResult {
+  id: string;
+  description: string;
+  measured: number;
+  goal: Goal;
+  verdict: Verdict;
+}
+
+export interface BenchResults {
+  schema: typeof RESULTS_SCHEMA;
+  mode: 'quick' | 'full';
+  command: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  machine: MachineInfo;
+  writeUnits?: WriteUnitRow[];
+  throughput?: ThroughputResult;
+  latency?: LatencyResult;
+  reconcile?: { rows: ReconcileRow[]; readsEqual: boolean };
+  coldStart?: ColdStartResult;
+  targets: TargetResult[];
+}

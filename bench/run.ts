@@ -1,0 +1,184 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { measureColdStart } from './coldStart.js';
+import { measureReconcileScaling } from './reconcileScaling.js';
+import { renderBarChart, renderBenchmarkDoc, renderSummary } from './report.js';
+import { type BenchResults, type MachineInfo, RESULTS_SCHEMA, type TargetResult } from './results.js';
+import {
+  type BenchDynamo,
+  REPO_ROOT,
+  type SimulatorProcess,
+  startBenchDynamo,
+  startSimulatorProcess,
+} from './stack.js';
+import { type Goal, verdict } from './stats.js';
+import { measureLatency, measureThroughput } from './throughput.js';
+import { measureWriteUnits } from './writeUnits.js';
+
+/**
+ * npm run bench [-- --quick] [--out <file>] [--docs | --no-docs]
+ *
+ * One run, one fresh DynamoDB Local and one provider simulator on loopback, both stopped at the end.
+ * Prints PASS/MISS per target and exits 0 unless the run itself failed; the JSON carries the verdicts.
+ */
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    docs: { type: 'boolean' },
+    'no-docs': { type: 'boolean' },
+  },
+});
+const quick = values.quick === true;
+const outFile = resolve(values.out ?? join(REPO_ROOT, 'bench', 'results', 'latest.json'));
+// docs/benchmark.md keeps a full run; a quick smoke run leaves it alone unless asked.
+const writeDocs = values['no-docs'] ? false : (values.docs ?? !quick);
+
+const SIZES = quick
+  ? {
+      writeUnitCount: 3,
+      throughput: { rounds: 2, rawWrites: 300, notifications: 100, concurrency: 16, warmup: 50 },
+      latency: 60,
+      reconcileSizes: [1_000, 3_000],
+      coldStartRuns: 3,
+    }
+  : {
+      writeUnitCount: 10,
+      throughput: { rounds: 3, rawWrites: 1_500, notifications: 500, concurrency: 16, warmup: 100 },
+      latency: 300,
+      reconcileSizes: [1_000, 10_000],
+      coldStartRuns: 7,
+    };
+
+const t0 = performance.now();
+const progress = (line: string) =>
+  console.log(`[bench +${((performance.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
+
+const machine = (): MachineInfo => {
+  const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  const cpu = cpus();
+  return {
+    nproc: cpu.length,
+    memoryMb: Math.round(totalmem() / 1024 / 1024),
+    cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+    platform: `${process.platform} ${process.arch}`,
+    node: process.version,
+    java: (java.stderr || java.stdout || 'not found').split('\n')[0]!.trim(),
+  };
+};
+
+const target = (id: string, description: string, measured: number | undefined, goal: Goal): TargetResult => {
+  const value = measured ?? Number.NaN;
+  return { id, description, measured: value, goal, verdict: verdict(value, goal) };
+};
+
+const main = async (): Promise<void> => {
+  const startedAt = new Date().toISOString();
+  progress(`mode ${quick ? 'quick' : 'full'}; results → ${relative(process.cwd(), outFile)}`);
+  const results: BenchResults = {
+    schema: RESULTS_SCHEMA,
+    mode: quick ? 'quick' : 'full',
+    command: `npm run bench${quick ? ' -- --quick' : ''}`,
+    startedAt,
+    finishedAt: startedAt,
+    durationMs: 0,
+    machine: machine(),
+    targets: [],
+  };
+
+  let dynamo: BenchDynamo | undefined;
+  let sim: SimulatorProcess | undefined;
+  try {
+    progress('starting a fresh DynamoDB Local and the provider simulator (loopback)');
+    [dynamo, sim] = await Promise.all([startBenchDynamo(), startSimulatorProcess()]);
+    progress(`DynamoDB Local ${dynamo.local.endpoint} (pid ${dynamo.local.pid}); simulator ${sim.url}`);
+
+    results.writeUnits = await measureWriteUnits(dynamo, sim, SIZES.writeUnitCount, progress);
+    await sim.reset();
+    const happy = results.writeUnits.find((r) => r.scenario === 'happy' && r.approach === 'sendproof-ledger');
+    const writesPerNotification = happy ? happy.writeRequests / happy.notifications : 3;
+
+    results.throughput = await measureThroughput(
+      dynamo,
+      sim,
+      { ...SIZES.throughput, writesPerNotification },
+      progress,
+    );
+    await sim.reset();
+    results.latency = await measureLatency(dynamo, sim, SIZES.latency, progress);
+    await sim.reset();
+    results.reconcile = await measureReconcileScaling(dynamo, sim, SIZES.reconcileSizes, 100, progress);
+  } finally {
+    progress('stopping DynamoDB Local and the simulator');
+    await Promise.allSettled([dynamo?.local.stop(), sim?.stop()]);
+  }
+  // Cold start needs no server: fresh node processes import the bundle.
+  results.coldStart = await measureColdStart(SIZES.coldStartRuns, progress);
+
+  const ledgerHappy = results.writeUnits?.find(
+    (r) => r.scenario === 'happy' && r.approach === 'sendproof-ledger',
+  );
+  const reconcile = results.reconcile;
+  results.targets = [
+    target('wcu_happy', 'WCU per notification, happy path, full history', ledgerHappy?.perNotification, {
+      op: '<=',
+      value: 3,
+    }),
+    target(
+      'throughput_ratio',
+      'dispatcher / raw ceiling throughput (median)',
+      results.throughput?.medianRatio,
+      {
+        op: '>=',
+        value: 0.8,
+      },
+    ),
+    target(
+      'reconcile_reads_flat',
+      `reconcile read units, ${reconcile?.rows.at(-1)?.tableRows} rows / ${reconcile?.rows[0]?.tableRows} rows`,
+      reconcile ? reconcile.rows.at(-1)!.readUnits / reconcile.rows[0]!.readUnits : undefined,
+      { op: '==', value: 1 },
+    ),
+    target('cold_start', 'bundled dispatcher module init, median ms', results.coldStart.medianInitMs, {
+      op: '<',
+      value: 150,
+    }),
+  ];
+  results.finishedAt = new Date().toISOString();
+  results.durationMs = Math.round(performance.now() - t0);
+
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
+  const chart = renderBarChart(
+    'Write units per notification (AWS billing)',
+    (results.writeUnits ?? []).map((r) => ({
+      label: `${r.scenario} · ${r.approach}`,
+      value: r.billedPerNotification,
+    })),
+    ' WCU',
+  );
+  const chartFile = `${outFile.replace(/\.json$/, '')}.svg`;
+  writeFileSync(chartFile, chart);
+  if (writeDocs) {
+    const docFile = join(REPO_ROOT, 'docs', 'benchmark.md');
+    mkdirSync(dirname(docFile), { recursive: true });
+    writeFileSync(docFile, renderBenchmarkDoc(results, relative(dirname(docFile), chartFile)));
+    progress(`wrote ${relative(process.cwd(), docFile)}`);
+  }
+  console.log(`\n${renderSummary(results)}\n`);
+  for (const t of results.targets)
+    console.log(`${t.verdict}  ${t.description}: ${t.measured} (goal ${t.goal.op} ${t.goal.value})`);
+  progress(`wrote ${relative(process.cwd(), outFile)} and ${relative(process.cwd(), chartFile)}`);
+};
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error('benchmark run failed:', error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  },
+);

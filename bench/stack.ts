@@ -1,0 +1,235 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UriAttachmentStore } from '../lib/attachments/AttachmentStore.js';
+import { dynamoClient, dynamoDocumentClient } from '../lib/aws/clients.js';
+import { buildClaimRecord } from '../lib/dispatch/claimRecord.js';
+import { Dispatcher } from '../lib/dispatch/Dispatcher.js';
+import { systemClock } from '../lib/domain/clock.js';
+import { type IntentInput, parseIntent } from '../lib/domain/intent.js';
+import { PurposeRegistry } from '../lib/domain/purposes.js';
+import { DynamoLedger } from '../lib/ledger/DynamoLedger.js';
+import { DynamoSuppressionList } from '../lib/ledger/DynamoSuppressionList.js';
+import type { DeliveryRecord, Ledger } from '../lib/ledger/port.js';
+import { ledgerCreateTableInput, suppressionCreateTableInput } from '../lib/ledger/tableDefinition.js';
+import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../lib/local/DynamoDbLocal.js';
+import type { FaultSpecInput } from '../lib/simulator/faults.js';
+import { FileTemplateStore } from '../lib/templates/FileTemplateStore.js';
+import type { Transport } from '../lib/transports/port.js';
+import { RestTransport } from '../lib/transports/RestTransport.js';
+import { CapacityMeter } from './CapacityMeter.js';
+import { type TimeByKey, TimedLedger, timedTransport } from './timing.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+export const BENCH_CONTENT_HASH_KEY = 'sendproof-bench-content-hash-key-0123';
+
+/** The provider simulator in its own process, so the dispatcher process's RSS and CPU are its own. */
+export interface SimulatorProcess {
+  url: string;
+  addFault(spec: FaultSpecInput): Promise<void>;
+  reset(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const stopChild = async (child: ChildProcess): Promise<void> => {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  process.kill(child.pid, 'SIGTERM');
+  const timer = setTimeout(() => {
+    if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+  }, 3000);
+  await exited;
+  clearTimeout(timer);
+};
+
+export const startSimulatorProcess = async (): Promise<SimulatorProcess> => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/simulator/main.ts', '--port', '0'], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error('provider simulator did not print its URL in 30 s')),
+      30_000,
+    );
+    child.once('exit', (code) => reject(new Error(`provider simulator exited early (code ${code})`)));
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      resolve(line.trim());
+    });
+  }).catch(async (error) => {
+    await stopChild(child);
+    throw error;
+  });
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    });
+    if (!response.ok) throw new Error(`simulator ${method} ${path} answered ${response.status}`);
+  };
+  return {
+    url,
+    addFault: (spec) => admin('POST', '/_sim/faults', spec),
+    reset: () => admin('DELETE', '/_sim'),
+    stop: () => stopChild(child),
+  };
+};
+
+export interface BenchDynamo {
+  local: RunningDynamoDbLocal;
+  raw: DynamoDBClient;
+  doc: DynamoDBDocumentClient;
+  meter: CapacityMeter;
+}
+
+/** A FRESH DynamoDB Local (it slows as one instance accumulates tables), with a metered client. */
+export const startBenchDynamo = async (): Promise<BenchDynamo> => {
+  const local = await startDynamoDbLocal({ logDir: join(REPO_ROOT, '.local', 'logs') });
+  const options = { region: 'us-east-1', endpoint: local.endpoint };
+  const doc = dynamoDocumentClient(options);
+  const meter = new CapacityMeter();
+  meter.attach(doc);
+  return { local, raw: dynamoClient(options), doc, meter };
+};
+
+let tableSeq = 0;
+export const createTable = async (
+  raw: DynamoDBClient,
+  input: (name: string) => CreateTableCommandInput,
+  prefix: string,
+): Promise<string> => {
+  tableSeq += 1;
+  const name = `bench-${prefix}-${tableSeq}`;
+  await raw.send(new CreateTableCommand(input(name)));
+  return name;
+};
+
+export const createLedgerTables = async (raw: DynamoDBClient, prefix: string) => ({
+  ledgerTable: await createTable(raw, ledgerCreateTableInput, prefix),
+  suppressionTable: await createTable(raw, suppressionCreateTableInput, `${prefix}-suppression`),
+});
+
+const quietLogger = {
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+};
+
+export interface BenchWiring {
+  dispatcher: Dispatcher;
+  ledger: Ledger;
+  transports: { email: Transport; sms: Transport };
+}
+
+/**
+ * The production dispatcher with production adapters (DynamoLedger, DynamoSuppressionList,
+ * FileTemplateStore over the committed templates, RestTransport over HTTP, UriAttachmentStore). The only
+ * bench-specific parts are the optional timing decorators and `random: () => 0` (no backoff wait).
+ */
+export const wireDispatcher = (options: {
+  doc: DynamoDBDocumentClient;
+  ledgerTable: string;
+  suppressionTable: string;
+  simulatorUrl: string;
+  workerId?: string;
+  ledgerTimes?: TimeByKey;
+  transportTimes?: TimeByKey;
+}): BenchWiring => {
+  const base: Ledger = new DynamoLedger(options.doc, options.ledgerTable);
+  const ledger = options.ledgerTimes ? new TimedLedger(base, options.ledgerTimes) : base;
+  const rest = (channel: 'email' | 'sms'): Transport => {
+    const transport = new RestTransport({ baseUrl: options.simulatorUrl, channel });
+    return options.transportTimes ? timedTransport(transport, options.transportTimes) : transport;
+  };
+  const transports = { email: rest('email'), sms: rest('sms') };
+  const dispatcher = new Dispatcher({
+    ledger,
+    suppressions: new DynamoSuppressionList(options.doc, options.suppressionTable),
+    renderer: new FileTemplateStore(),
+    transports,
+    attachments: new UriAttachmentStore(),
+    purposes: new PurposeRegistry(),
+    clock: systemClock,
+    contentHashKey: BENCH_CONTENT_HASH_KEY,
+    workerId: options.workerId ?? 'dispatch:bench',
+    leaseMs: 60_000,
+    logger: quietLogger,
+    random: () => 0,
+  });
+  return { dispatcher, ledger, transports };
+};
+
+/** Synthetic recipients: one per notification, so a simulator fault can target exactly one message. */
+export const benchEmail = (n: string) => `bench-${n}@example.com`;
+
+export const resetIntentBody = (eventId: string, email = benchEmail(eventId)): string =>
+  JSON.stringify({
+    eventId,
+    purpose: 'password-reset',
+    recipient: { ref: `user-${eventId}`, email },
+    channels: ['email'],
+    template: { id: 'password-reset', revision: 'v1' },
+    data: { appName: 'Quest', resetUrl: 'https://quest.example/reset', expiresInMinutes: 10 },
+    secrets: { token: `bench-token-${eventId}` },
+    expiresAt: new Date(Date.now() + 10 * 60_000).toISOString(),
+    tenant: 'bench',
+  } satisfies IntentInput);
+
+/** A small "PDF" on disk, referenced by file:// URI with its real checksum (health reports need one). */
+export const benchAttachment = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-bench-'));
+  const path = join(dir, 'report.pdf');
+  const content = '%PDF-1.4 sendproof benchmark report\n';
+  writeFileSync(path, content);
+  return {
+    uri: pathToFileURL(path).href,
+    sha256: createHash('sha256').update(content).digest('hex'),
+    filename: 'report.pdf',
+    contentType: 'application/pdf',
+  };
+};
+
+export const fallbackIntentBody = (
+  eventId: string,
+  attachment: ReturnType<typeof benchAttachment>,
+  email = benchEmail(eventId),
+): string =>
+  JSON.stringify({
+    eventId,
+    purpose: 'health-report',
+    recipient: { ref: `patient-${eventId}`, email, phone: '+15555550100' },
+    channels: ['email', 'sms'],
+    template: { id: 'health-report', revision: 'v1' },
+    data: { patientName: 'Bo', reportDate: '2026-11-30', portalUrl: 'https://clinic.example/r/42' },
+    attachments: [attachment],
+    tenant: 'bench',
+  } satisfies IntentInput);
+
+/** A record exactly as a claim writes it (same attributes, same size), to clone for bare writes. */
+export const claimShapedRecord = (): DeliveryRecord => {
+  const parsed = parseIntent(resetIntentBody('raw-template'), {
+    purposes: new PurposeRegistry(),
+    clock: systemClock,
+  });
+  if (!parsed.ok) throw new Error('the benchmark intent does not validate');
+  return buildClaimRecord({
+    valid: parsed.value,
+    channel: 'email',
+    contentHash: `h1:${'x'.repeat(43)}`,
+    templateOwner: 'application',
+    workerId: 'dispatch:bench',
+    now: Date.now(),
+    leaseMs: 60_000,
+  });
+};
