@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../lib/domain/clock.js';
+import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
+import { type Evidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import {
+  type RunningProviderSimulator,
+  startProviderSimulator,
+} from '../../../lib/simulator/ProviderSimulator.js';
+import { createHarness, type Harness, pdfAttachment, restTransports } from '../../support/dispatchHarness.js';
+import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
+import { pushEvidenceOnly, reconcilerFor } from './support.js';
+
+// Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1.
+let sim: RunningProviderSimulator;
+let h: Harness;
+let recorder: EvidenceRecorder;
+const clock = new ManualClock(Date.now());
+let seq = 0;
+const envelope = () => ({ messageId: `msg-${++seq}` });
+
+/** An SES v2 configuration-set event as EventBridge delivers it (detail = the SES event JSON). */
+const sesEvent = (
+  key: string,
+  eventType: string,
+  messageId: string,
+  extra: Record<string, unknown> = {},
+) => ({
+  version: '0',
+  id: `eb-${++seq}`,
+  'detail-type': 'Email Delivered',
+  source: 'aws.ses',
+  detail: {
+    eventType,
+    mail: {
+      timestamp: new Date(clock.now()).toISOString(),
+      messageId,
+      destination: [MARKERS.email],
+      tags: { 'sendproof-key': [key], 'sendproof-purpose': ['password-reset'] },
+    },
+    ...extra,
+  },
+});
+
+/** An End User Messaging SMS event as the SNS subscription delivers it. */
+const smsSnsEvent = (key: string, messageStatus: string, messageId: string) => ({
+  Records: [
+    {
+      EventSource: 'aws:sns',
+      Sns: {
+        MessageId: `sns-${++seq}`,
+        Message: JSON.stringify({
+          eventType: `TEXT_${messageStatus}`,
+          eventVersion: '1.0',
+          isFinal: true,
+          destinationPhoneNumber: MARKERS.phone,
+          messageId,
+          messageStatus,
+          context: { 'sendproof-key': key },
+        }),
+      },
+    },
+  ],
+});
+
+const evidenceOf = (event: unknown): Evidence => {
+  const [parsed] = parseLambdaEvent(event);
+  if (parsed?.kind !== 'evidence') throw new Error(`not evidence: ${JSON.stringify(parsed)}`);
+  return parsed.evidence;
+};
+
+/** An email the SES-like provider accepted but whose answer was lost: an honest unknown row. */
+const unknownEmail = async (eventId: string) => {
+  const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+  sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
+  const body = JSON.stringify(resetIntent({ eventId }, clock.now()));
+  const first = await h.dispatcher({ transports }).handle(body, envelope());
+  const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+  expect(row.state).toBe('unknown');
+  return { row, transports };
+};
+
+beforeAll(async () => {
+  sim = await startProviderSimulator();
+  h = await createHarness(sim, clock);
+  recorder = new EvidenceRecorder({ ledger: h.ledger, purposes: new PurposeRegistry(), clock });
+});
+afterAll(async () => {
+  await sim.stop();
+});
+beforeEach(() => {
+  sim.reset();
+  clock.set(Date.now());
+});
+
+describe('evidence recorder', () => {
+  it('the same SES Delivery event recorded twice makes one transition', async () => {
+    // Prepare
+    const { row } = await unknownEmail('ev-twice');
+    const event = sesEvent(row.idempotencyKey, 'Delivery', 'ses-0001');
+    // Act
+    const first = await recorder.record(evidenceOf(event));
+    const second = await recorder.record(evidenceOf(event));
+    // Assess
+    expect(first).toMatchObject({ kind: 'recorded', state: 'accepted' });
+    expect(second.kind).toBe('no_waiting_row');
+    const after = await h.ledger.get(row.pk);
+    expect(after).toMatchObject({
+      state: 'accepted',
+      providerMessageId: 'ses-0001',
+      version: row.version + 1,
+    });
+    expect(after?.evidenceIds).toEqual(['ses:ses-0001:Delivery']);
+    expect(after?.history.at(-1)).toMatchObject({ s: 'accepted', by: 'evidence:ses', why: 'ses:Delivery' });
+  });
+
+  it('the same SES event delivered twice at once still makes one transition', async () => {
+    // Prepare
+    const { row } = await unknownEmail('ev-concurrent');
+    const evidence = evidenceOf(sesEvent(row.idempotencyKey, 'Send', 'ses-0002'));
+    // Act
+    const results = await Promise.all([recorder.record(evidence), recorder.record(evidence)]);
+    // Assess
+    expect(results.filter((r) => r.kind === 'recorded')).toHaveLength(1);
+    const after = await h.ledger.get(row.pk);
+    expect(after?.history.filter((e) => e.s === 'accepted')).toHaveLength(1);
+    expect(after?.version).toBe(row.version + 1);
+  });
+
+  it('late evidence settles a quarantined row; the recorded row keeps no address', async () => {
+    // Prepare: the deadline passed without events, so the reconciler quarantined the row
+    const { row, transports } = await unknownEmail('ev-late');
+    clock.advance(16 * 60_000);
+    await reconcilerFor(h.ledger, transports, clock).runAll();
+    expect((await h.ledger.get(row.pk))?.state).toBe('quarantined');
+    // Act
+    const result = await recorder.record(
+      evidenceOf(sesEvent(row.idempotencyKey, 'Bounce', 'ses-0003', { bounce: { bounceType: 'Permanent' } })),
+    );
+    // Assess
+    expect(result).toMatchObject({ kind: 'recorded', state: 'rejected' });
+    const after = await h.ledger.get(row.pk);
+    expect(after?.history.map((e) => e.s).slice(-3)).toEqual(['unknown', 'quarantined', 'rejected']);
+    expect(after?.history.at(-1)?.why).toBe('ses:Bounce:Permanent');
+    expect(JSON.stringify(after)).not.toContain(MARKERS.email);
+  });
+
+  it('an SMS DELIVERED event over SNS settles the unknown SMS row with the provider message id', async () => {
+    // Prepare
+    const transports = { email: restTransports(sim).email, sms: pushEvidenceOnly(restTransports(sim).sms) };
+    sim.addFault({ match: { channel: 'sms' }, fault: 'accept_then_drop', times: 1 });
+    const body = JSON.stringify(resetIntent({ eventId: 'ev-sms', channels: ['sms'] }, clock.now()));
+    const first = await h.dispatcher({ transports }).handle(body, envelope());
+    const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+    // Act
+    const result = await recorder.record(evidenceOf(smsSnsEvent(row.idempotencyKey, 'DELIVERED', 'sms-77')));
+    // Assess
+    expect(row.state).toBe('unknown');
+    expect(result).toMatchObject({ kind: 'recorded', state: 'accepted' });
+    expect(await h.ledger.get(row.pk)).toMatchObject({ state: 'accepted', providerMessageId: 'sms-77' });
+  });
+
+  it('an event without our key is ignored, and one for a row that is not waiting changes nothing', async () => {
+    // Prepare
+    const foreign = {
+      source: 'aws.ses',
+      detail: { eventType: 'Delivery', mail: { messageId: 'x', tags: {} } },
+    };
+    // Act
+    const parsed = parseLambdaEvent(foreign);
+    const noRow = await recorder.record(evidenceOf(sesEvent('0'.repeat(64), 'Delivery', 'ses-0004')));
+    // Assess
+    expect(parsed).toEqual([{ kind: 'ignored', source: 'ses', reason: 'no_sendproof_key' }]);
+    expect(noRow.kind).toBe('no_waiting_row');
+  });
+});
+
+describe('fallback continuation', () => {
+  it('email unknown, then rejected by evidence: the flow advances and the parked intent sends exactly one SMS', async () => {
+    // Prepare: the email provider accepts, the answer is lost; the fallback intent is parked
+    const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+    const body = JSON.stringify(
+      healthReportIntent({ eventId: 'ev-fallback', attachments: [pdfAttachment()] }),
+    );
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
+    const first = await h.dispatcher({ transports }).handle(body, envelope());
+    const email = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+    const parkedAgain = await h.dispatcher({ transports }).handle(body, envelope());
+    // Act
+    const result = await recorder.record(
+      evidenceOf(
+        sesEvent(email.idempotencyKey, 'Bounce', 'ses-0005', { bounce: { bounceType: 'Permanent' } }),
+      ),
+    );
+    const redelivery = await h.dispatcher({ transports }).handle(body, envelope());
+    const again = await h.dispatcher({ transports }).handle(body, envelope());
+    // Assess
+    expect(first).toMatchObject({
+      disposition: 'retry_later',
+      channels: [{ channel: 'email', state: 'unknown' }],
+    });
+    expect(parkedAgain.disposition).toBe('retry_later');
+    expect(result).toMatchObject({ kind: 'recorded', state: 'rejected', fallbackAdvanced: true });
+    expect(redelivery).toMatchObject({
+      disposition: 'done',
+      channels: [{ channel: 'sms', state: 'accepted', action: 'sent' }],
+    });
+    expect(again.channels[0]).toMatchObject({ channel: 'sms', action: 'already_final' });
+    const sms = sim.requests().filter((r) => r.channel === 'sms' && r.outcome === 'accepted');
+    expect(sms).toHaveLength(1);
+    expect(sim.requests().filter((r) => r.channel === 'email')).toHaveLength(1);
+  });
+});
