@@ -1,0 +1,214 @@
+import { CreateQueueCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { buildApp } from 'fauxqs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sqsClient } from '../../../lib/aws/clients.js';
+import { ManualClock } from '../../../lib/domain/clock.js';
+import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import type { DeliveryRecord } from '../../../lib/ledger/port.js';
+import { freePort } from '../../../lib/local/ports.js';
+import { DecisionRefusedError, OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
+import { SqsIntentPublisher } from '../../../lib/reconcile/SqsIntentPublisher.js';
+import {
+  type RunningProviderSimulator,
+  startProviderSimulator,
+} from '../../../lib/simulator/ProviderSimulator.js';
+import {
+  createHarness,
+  type Harness,
+  pdfAttachment,
+  restTransports,
+  withoutKeyEnforcement,
+} from '../../support/dispatchHarness.js';
+import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
+import { pushEvidenceOnly, reconcilerFor } from './support.js';
+
+// Real servers: DynamoDB Local (global setup), the provider simulator and fauxqs (SQS), all on 127.0.0.1.
+let sim: RunningProviderSimulator;
+let h: Harness;
+let sqs: SQSClient;
+let queueUrl: string;
+let stopQueue: () => Promise<unknown>;
+const clock = new ManualClock(Date.now());
+let seq = 0;
+const envelope = () => ({ messageId: `msg-${++seq}` });
+const noKeys = () => ({
+  email: withoutKeyEnforcement(restTransports(sim).email),
+  sms: restTransports(sim).sms,
+});
+
+const decisions = (decisionId = `dec-${++seq}`) =>
+  new OperatorDecisions({
+    ledger: h.ledger,
+    purposes: new PurposeRegistry(),
+    clock,
+    publisher: new SqsIntentPublisher(sqs, queueUrl),
+    newDecisionId: () => decisionId,
+  });
+
+/** A lost answer on a provider with nothing to ask: reconciled into quarantine, as an operator finds it. */
+const quarantinedReset = async (eventId: string): Promise<{ row: DeliveryRecord; intent: object }> => {
+  const intent = resetIntent({ eventId }, clock.now());
+  sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
+  const first = await h.dispatcher({ transports: noKeys() }).handle(JSON.stringify(intent), envelope());
+  await reconcilerFor(h.ledger, noKeys(), clock).runAll();
+  const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+  expect(row.state).toBe('quarantined');
+  return { row, intent };
+};
+
+const receiveAll = async (): Promise<string[]> => {
+  const out = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+  );
+  return (out.Messages ?? []).map((m) => m.Body!);
+};
+
+beforeAll(async () => {
+  sim = await startProviderSimulator();
+  h = await createHarness(sim, clock);
+  const app = buildApp({ logger: false });
+  const port = await freePort();
+  await app.listen({ port, host: '127.0.0.1' });
+  stopQueue = () => app.close();
+  sqs = sqsClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}` });
+  queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `intake-${Date.now()}` }))).QueueUrl!;
+});
+afterAll(async () => {
+  await sim.stop();
+  await stopQueue();
+});
+beforeEach(() => {
+  sim.reset();
+  clock.set(Date.now());
+});
+
+describe('operator decisions', () => {
+  it('resend: a linked new intent is published, delivered once by the dispatcher, and the old row only gains the link and the decision', async () => {
+    // Prepare
+    const { row, intent } = await quarantinedReset('op-resend');
+    // Act
+    const result = await decisions('dec-resend-1').decide({
+      dedupeKey: row.pk,
+      outcome: 'resend',
+      reason: 'provider console shows nothing; ticket OPS-42',
+      operator: 'ana',
+      intent,
+    });
+    const bodies = await receiveAll();
+    const delivered = await Promise.all(
+      bodies.map((b) => h.dispatcher({ transports: noKeys() }).handle(b, envelope())),
+    );
+    const redelivered = await h.dispatcher({ transports: noKeys() }).handle(bodies[0]!, envelope());
+    // Assess
+    expect(result).toMatchObject({
+      decisionId: 'dec-resend-1',
+      state: 'superseded',
+      newDedupeKey: `${row.pk}:resend=dec-resend-1`,
+    });
+    expect(bodies).toHaveLength(1);
+    expect(JSON.parse(bodies[0]!).resendOf).toEqual({ dedupeKey: row.pk, decisionId: 'dec-resend-1' });
+    expect(delivered[0]?.channels[0]).toMatchObject({
+      dedupeKey: result.newDedupeKey,
+      state: 'accepted',
+      action: 'sent',
+    });
+    expect(redelivered.channels[0]?.action).toBe('already_final');
+    expect(sim.requests().filter((r) => r.outcome === 'accepted')).toHaveLength(1);
+    const old = (await h.ledger.get(row.pk))!;
+    const { state, version, updatedAt, history, attn, attnAt, ttl, supersededBy, ...rest } = old;
+    const { state: _s, version: _v, updatedAt: _u, history: _h, attn: _a, attnAt: _t, ...before } = row;
+    expect(rest).toEqual(before);
+    expect({ state, version, supersededBy, attn }).toEqual({
+      state: 'superseded',
+      version: row.version + 1,
+      supersededBy: result.newDedupeKey,
+      attn: undefined,
+    });
+    expect(history.slice(0, -1)).toEqual(row.history);
+    expect(history.at(-1)).toMatchObject({
+      s: 'superseded',
+      by: 'operator:ana',
+      why: 'resend:dec-resend-1:provider console shows nothing; ticket OPS-42',
+    });
+    const fresh = await h.ledger.get(result.newDedupeKey!);
+    expect(fresh?.resendOf).toBe(row.pk);
+  });
+
+  it('resend refuses an intent whose identity does not match the old key, and changes nothing', async () => {
+    // Prepare
+    const { row, intent } = await quarantinedReset('op-mismatch');
+    // Act
+    const attempt = decisions().decide({
+      dedupeKey: row.pk,
+      outcome: 'resend',
+      reason: 'wrong file',
+      operator: 'ana',
+      intent: { ...intent, eventId: 'someone-else' },
+    });
+    // Assess
+    await expect(attempt).rejects.toMatchObject({ code: 'intent_mismatch' });
+    expect((await h.ledger.get(row.pk))?.version).toBe(row.version);
+    expect(await receiveAll()).toEqual([]);
+  });
+
+  it('accepted: recorded as resolved_accepted with the operator and the reason; a second decision is refused', async () => {
+    // Prepare
+    const { row } = await quarantinedReset('op-accept');
+    // Act
+    const result = await decisions().decide({
+      dedupeKey: row.pk,
+      outcome: 'accepted',
+      reason: 'seen in the provider dashboard',
+      operator: 'bo',
+    });
+    const again = decisions().decide({
+      dedupeKey: row.pk,
+      outcome: 'rejected',
+      reason: 'changed my mind',
+      operator: 'bo',
+    });
+    // Assess
+    expect(result.state).toBe('resolved_accepted');
+    await expect(again).rejects.toBeInstanceOf(DecisionRefusedError);
+    const after = await h.ledger.get(row.pk);
+    expect(after?.history.at(-1)).toMatchObject({ s: 'resolved_accepted', by: 'operator:bo' });
+    expect(after?.history.filter((e) => e.by.startsWith('operator:'))).toHaveLength(1);
+  });
+
+  it('a reason holding an email address is refused before anything is written', async () => {
+    // Prepare
+    const { row } = await quarantinedReset('op-pii');
+    // Act
+    const attempt = decisions().decide({
+      dedupeKey: row.pk,
+      outcome: 'accepted',
+      reason: `user ${MARKERS.email} confirmed`,
+      operator: 'bo',
+    });
+    // Assess
+    await expect(attempt).rejects.toMatchObject({ code: 'reason_has_contact' });
+    expect((await h.ledger.get(row.pk))?.version).toBe(row.version);
+  });
+
+  it('rejected on the active channel of a fallback flow advances it, so the parked intent sends the SMS', async () => {
+    // Prepare
+    const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+    const body = JSON.stringify(
+      healthReportIntent({ eventId: 'op-fallback', attachments: [pdfAttachment()] }),
+    );
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
+    const first = await h.dispatcher({ transports }).handle(body, envelope());
+    // Act
+    const result = await decisions().decide({
+      dedupeKey: first.channels[0]!.dedupeKey,
+      outcome: 'rejected',
+      reason: 'mailbox confirmed dead by support',
+      operator: 'cy',
+    });
+    const redelivery = await h.dispatcher({ transports }).handle(body, envelope());
+    // Assess
+    expect(result).toMatchObject({ state: 'resolved_rejected', fallbackAdvanced: true });
+    expect(redelivery.channels[0]).toMatchObject({ channel: 'sms', state: 'accepted' });
+    expect(sim.requests().filter((r) => r.channel === 'sms')).toHaveLength(1);
+  });
+});
