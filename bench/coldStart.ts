@@ -76,31 +76,40 @@ export const measureColdStart = async (
       .filter((name) => existsSync(join(functionsDir, name, 'index.ts')))
       .sort();
     const bundles: BundleRow[] = [];
+    const bundlesSdkExternal: BundleRow[] = [];
     const failures: string[] = [];
-    for (const fn of entries) {
-      const outfile = join(outDir, fn, 'index.mjs');
+    const bundle = async (fn: string, sdkExternal: boolean): Promise<BundleRow | undefined> => {
+      const outfile = join(outDir, sdkExternal ? 'sdk-external' : 'sdk-bundled', fn, 'index.mjs');
       try {
         await build({
           ...LAMBDA_ESBUILD_OPTIONS,
           mainFields: [...LAMBDA_ESBUILD_OPTIONS.mainFields],
+          ...(sdkExternal ? { external: ['@aws-sdk/*'] } : {}),
           entryPoints: [join(functionsDir, fn, 'index.ts')],
           outfile,
           logLevel: 'silent',
         });
       } catch (error) {
-        failures.push(`${fn}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
-        continue;
+        if (!sdkExternal)
+          failures.push(`${fn}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        return undefined;
       }
       const code = readFileSync(outfile);
-      bundles.push({
+      return {
         fn,
         entry: `functions/${fn}/index.ts`,
         bytes: code.byteLength,
         gzipBytes: gzipSync(code).byteLength,
-      });
-      progress(`cold start: bundled ${fn} (${(code.byteLength / 1024).toFixed(0)} KiB)`);
+      };
+    };
+    for (const fn of entries) {
+      const bundled = await bundle(fn, false);
+      const external = await bundle(fn, true);
+      if (bundled) bundles.push(bundled);
+      if (external) bundlesSdkExternal.push(external);
+      if (bundled) progress(`cold start: bundled ${fn} (${(bundled.bytes / 1024).toFixed(0)} KiB)`);
     }
-    const dispatcher = join(outDir, 'dispatch', 'index.mjs');
+    const dispatcher = join(outDir, 'sdk-bundled', 'dispatch', 'index.mjs');
     const initMs: number[] = [];
     const withoutMaps: number[] = [];
     if (existsSync(dispatcher)) {
@@ -121,6 +130,7 @@ export const measureColdStart = async (
       awsSdk: 'bundled',
       esbuild: { ...LAMBDA_ESBUILD_OPTIONS, banner: 'createRequire shim' },
       bundles,
+      bundlesSdkExternal,
       dispatcherInitMs: initMs,
       medianInitMs: initMs.length ? median(initMs) : Number.NaN,
       note: notes.join(' '),

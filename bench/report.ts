@@ -138,6 +138,18 @@ export const renderSummary = (results: BenchResults): string => {
           ['ledger (ms)', cell(lat.ledgerMs.p50), cell(lat.ledgerMs.p99), cell(lat.ledgerMs.max)],
           ['transport (ms)', cell(lat.transportMs.p50), cell(lat.transportMs.p99), cell(lat.transportMs.max)],
           [
+            'suppression check (ms)',
+            cell(lat.suppressionMs.p50),
+            cell(lat.suppressionMs.p99),
+            cell(lat.suppressionMs.max),
+          ],
+          [
+            'whole notification (ms)',
+            cell(lat.notificationMs.p50),
+            cell(lat.notificationMs.p99),
+            cell(lat.notificationMs.max),
+          ],
+          [
             'ledger / (ledger + transport)',
             cell(lat.ledgerShare.p50),
             cell(lat.ledgerShare.p99),
@@ -174,8 +186,11 @@ export const renderSummary = (results: BenchResults): string => {
       `### Cold start (esbuild, AWS SDK ${cs.awsSdk})`,
       '',
       renderTable(
-        ['function', 'bundle bytes', 'gzip bytes'],
-        cs.bundles.map((b) => [b.fn, cell(b.bytes), cell(b.gzipBytes)]),
+        ['function', 'bundle bytes', 'gzip bytes', 'bytes, SDK external', 'gzip, SDK external'],
+        cs.bundles.map((b) => {
+          const external = cs.bundlesSdkExternal.find((e) => e.fn === b.fn);
+          return [b.fn, cell(b.bytes), cell(b.gzipBytes), cell(external?.bytes), cell(external?.gzipBytes)];
+        }),
       ),
       '',
       `Dispatcher module init, median of ${cs.dispatcherInitMs.length} fresh processes: ${cell(cs.medianInitMs, 1)} ms (runs: ${cs.dispatcherInitMs.map((v) => cell(v, 1)).join(', ')}).${cs.note ? ` ${cs.note}` : ''}`,
@@ -231,6 +246,7 @@ export const renderBenchmarkDoc = (results: BenchResults, chartPath?: string): s
     `- Command: \`${results.command}\` (${results.mode}, ${Math.round(results.durationMs / 1000)} s)`,
     `- Machine: ${m.nproc} cores (${m.cpuModel}), ${m.memoryMb} MB memory, ${m.platform}`,
     `- Node ${m.node}; Java ${m.java}`,
+    `- Load average at start (1/5/15 min): ${m.loadAverage.map((v) => v.toFixed(2)).join(' / ')} — the machine is shared`,
     '',
     renderSummary(results),
     '',

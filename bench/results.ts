@@ -10,6 +10,8 @@ export interface MachineInfo {
   platform: string;
   node: string;
   java: string;
+  /** 1/5/15-minute load averages at the start: context for absolute times on a shared machine. */
+  loadAverage: number[];
 }
 
 export type Approach = 'sendproof-ledger' | 'powertools-style' | 'transact-history';
@@ -60,6 +62,10 @@ export interface LatencyResult {
   transportMs: Summary;
   /** Ledger time / (ledger + transport) time, per notification. */
   ledgerShare: Summary;
+  /** The suppression check (a DynamoDB read, not a ledger call), per notification. */
+  suppressionMs: Summary;
+  /** Whole `dispatcher.handle` per notification. */
+  notificationMs: Summary;
 }
 
 export interface ReconcileRow {
@@ -83,6 +89,8 @@ export interface ColdStartResult {
   awsSdk: 'bundled' | 'external';
   esbuild: Record<string, unknown>;
   bundles: BundleRow[];
+  /** The same entries with `@aws-sdk/*` external (sizes only: the runtime would provide the SDK). */
+  bundlesSdkExternal: BundleRow[];
   dispatcherInitMs: number[];
   medianInitMs: number;
   note?: string;

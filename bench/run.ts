@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -67,6 +67,7 @@ const machine = (): MachineInfo => {
     cpuModel: cpu[0]?.model.trim() ?? 'unknown',
     platform: `${process.platform} ${process.arch}`,
     node: process.version,
+    loadAverage: loadavg(),
     java: (java.stderr || java.stdout || 'not found').split('\n')[0]!.trim(),
   };
 };

@@ -28,7 +28,7 @@ import { FileTemplateStore } from '../lib/templates/FileTemplateStore.js';
 import type { Transport } from '../lib/transports/port.js';
 import { RestTransport } from '../lib/transports/RestTransport.js';
 import { CapacityMeter } from './CapacityMeter.js';
-import { type TimeByKey, TimedLedger, timedTransport } from './timing.js';
+import { type TimeByKey, TimedLedger, timedSuppressions, timedTransport } from './timing.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const BENCH_CONTENT_HASH_KEY = 'sendproof-bench-content-hash-key-0123';
@@ -120,6 +120,8 @@ export const createLedgerTables = async (raw: DynamoDBClient, prefix: string) =>
   suppressionTable: await createTable(raw, suppressionCreateTableInput, `${prefix}-suppression`),
 });
 
+export const suppressionTimeKey = (recipientRef: string, channel: string) => `${recipientRef}:${channel}`;
+
 const quietLogger = {
   info: () => {},
   warn: () => {},
@@ -145,6 +147,8 @@ export const wireDispatcher = (options: {
   workerId?: string;
   ledgerTimes?: TimeByKey;
   transportTimes?: TimeByKey;
+  /** Keyed by `recipientRef:channel` (the check happens before the row key matters to it). */
+  suppressionTimes?: TimeByKey;
 }): BenchWiring => {
   const base: Ledger = new DynamoLedger(options.doc, options.ledgerTable);
   const ledger = options.ledgerTimes ? new TimedLedger(base, options.ledgerTimes) : base;
@@ -153,9 +157,12 @@ export const wireDispatcher = (options: {
     return options.transportTimes ? timedTransport(transport, options.transportTimes) : transport;
   };
   const transports = { email: rest('email'), sms: rest('sms') };
+  const suppressions = new DynamoSuppressionList(options.doc, options.suppressionTable);
   const dispatcher = new Dispatcher({
     ledger,
-    suppressions: new DynamoSuppressionList(options.doc, options.suppressionTable),
+    suppressions: options.suppressionTimes
+      ? timedSuppressions(suppressions, options.suppressionTimes, suppressionTimeKey)
+      : suppressions,
     renderer: new FileTemplateStore(),
     transports,
     attachments: new UriAttachmentStore(),

@@ -9,6 +9,7 @@ import {
   createTable,
   resetIntentBody,
   type SimulatorProcess,
+  suppressionTimeKey,
   wireDispatcher,
 } from './stack.js';
 import { median, ratePerSecond, ratio, summarize } from './stats.js';
@@ -151,22 +152,31 @@ export const measureLatency = async (
   const tables = await createLedgerTables(dynamo.raw, 'latency');
   const ledgerTimes = new TimeByKey();
   const transportTimes = new TimeByKey();
-  const { dispatcher } = wireDispatcher({
+  const suppressionTimes = new TimeByKey();
+  const { dispatcher, ledger } = wireDispatcher({
     doc: dynamo.doc,
     simulatorUrl: sim.url,
     ...tables,
     ledgerTimes,
     transportTimes,
+    suppressionTimes,
   });
   const warmup = Math.min(20, count);
   for (let i = 0; i < warmup; i++)
     await dispatcher.handle(resetIntentBody(`lat-warm-${i}`), { messageId: `w${i}` });
   ledgerTimes.clear();
   transportTimes.clear();
+  suppressionTimes.clear();
+  const suppressionMs: number[] = [];
+  const wallMs: number[] = [];
   for (let i = 0; i < count; i++) {
+    const started = performance.now();
     const outcome = await dispatcher.handle(resetIntentBody(`lat-${i}`), { messageId: `lat-${i}` });
-    if (outcome.channels[0]?.state !== 'accepted')
-      throw new Error(`latency notification ${i} was not accepted`);
+    wallMs.push(performance.now() - started);
+    const channel = outcome.channels[0];
+    if (channel?.state !== 'accepted') throw new Error(`latency notification ${i} was not accepted`);
+    const row = await ledger.get(channel.dedupeKey);
+    suppressionMs.push(suppressionTimes.get(suppressionTimeKey(row!.recipientRef, 'email')) ?? 0);
   }
   const keys = transportTimes.keys();
   const ledgerMs = keys.map((k) => ledgerTimes.get(k) ?? 0);
@@ -179,5 +189,7 @@ export const measureLatency = async (
     ledgerMs: summarize(ledgerMs),
     transportMs: summarize(transportMs),
     ledgerShare: summarize(share),
+    suppressionMs: summarize(suppressionMs),
+    notificationMs: summarize(wallMs),
   };
 };

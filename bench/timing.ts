@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Channel } from '../lib/domain/purposes.js';
 import type { DeliveryState } from '../lib/domain/states.js';
-import type { DeliveryRecord, Ledger, TransitionRequest } from '../lib/ledger/port.js';
+import type { DeliveryRecord, Ledger, SuppressionList, TransitionRequest } from '../lib/ledger/port.js';
 import type { OutboundMessage, Transport } from '../lib/transports/port.js';
 
 /**
@@ -90,4 +90,15 @@ export const timedTransport = (inner: Transport, sink: TimeByKey): Transport => 
           timed(sink, `lookup#${idempotencyKey}`, () => inner.lookup!(idempotencyKey, providerMessageId)),
       }
     : {}),
+});
+
+/** The SuppressionList port timed per recipient check (one per provider attempt). */
+export const timedSuppressions = (
+  inner: SuppressionList,
+  sink: TimeByKey,
+  keyOf: (recipientRef: string, channel: Channel) => string,
+): SuppressionList => ({
+  isSuppressed: (tenant, recipientRef, channel) =>
+    timed(sink, keyOf(recipientRef, channel), () => inner.isSuppressed(tenant, recipientRef, channel)),
+  suppress: (tenant, recipientRef, channel, reason) => inner.suppress(tenant, recipientRef, channel, reason),
 });
