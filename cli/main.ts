@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './environment.js';
 import { Command } from 'commander';
 import { registerCommands } from './commands/index.js';
 

@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
 import { register as registerAudit } from './audit.js';
+import { register as registerDlq } from './dlq.js';
+import { register as registerExplain } from './explain.js';
+import { register as registerLocal } from './local.js';
+import { register as registerPublish } from './publish.js';
+import { register as registerStats } from './stats.js';
+import { register as registerStatus } from './status.js';
 import { register as registerTemplate } from './template.js';
 
 /**
@@ -10,4 +16,10 @@ export const registerCommands = (program: Command): void => {
   // command groups are added below, one line each
   registerTemplate(program);
   registerAudit(program);
+  registerLocal(program);
+  registerPublish(program);
+  registerStatus(program);
+  registerExplain(program);
+  registerStats(program);
+  registerDlq(program);
 };

@@ -1,0 +1,49 @@
+import type { Command } from 'commander';
+import { DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
+import { loadNamedQueries } from '../../lib/archive/namedQueries.js';
+import { output, type TargetOptions, withTargetOptions } from '../localState.js';
+import { describeRow, findRows, ledgerFor } from './status.js';
+
+/**
+ * The ledger row (current state, while its TTL lasts) next to the archived timeline (append-only, kept
+ * under Object Lock long after the row is gone), for one dedupe key or every row of an event.
+ */
+export const register = (program: Command): void => {
+  withTargetOptions(
+    program
+      .command('explain <keyOrEventId>')
+      .description('timeline of a notification from the ledger and from the compliance archive')
+      .option('--archive-dir <dir>', 'local archive folder (default: from .local/state.json)')
+      .option('--json', 'machine-readable output'),
+  ).action(async (keyOrEvent: string, options: TargetOptions & { json?: boolean; archiveDir?: string }) => {
+    const { ledger, target } = ledgerFor(options);
+    const rows = await findRows(ledger, keyOrEvent);
+    const archiveDir = options.archiveDir ?? target.archiveDir;
+    let archived: Array<Record<string, unknown>> = [];
+    if (archiveDir) {
+      const query = loadNamedQueries().find((q) => q.name === 'explain-notification');
+      if (!query) throw new Error('named query explain-notification is missing from queries/');
+      const audit = await DuckDbAudit.open(archiveDir);
+      try {
+        archived = (await audit.runNamed(query, [keyOrEvent])).rows;
+      } finally {
+        audit.close();
+      }
+    }
+    output(options.json, { ledger: rows, archive: archived }, () =>
+      [
+        rows.length
+          ? rows.map(describeRow).join('\n\n')
+          : `no ledger row for ${keyOrEvent} (expired by TTL?)`,
+        '',
+        archiveDir
+          ? `archive (${archived.length} transitions):`
+          : 'archive: not available (pass --archive-dir)',
+        ...archived.map(
+          (r) =>
+            `  ${String(r.transition_at)} ${String(r.dedupe_key)} ${String(r.from_state ?? '∅')} → ${String(r.to_state)} by ${String(r.actor)}${r.reason ? ` (${String(r.reason)})` : ''}${r.transport_message_id ? ` msg=${String(r.transport_message_id)}` : ''}`,
+        ),
+      ].join('\n'),
+    );
+  });
+};

@@ -1,0 +1,135 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { Command } from 'commander';
+import { dynamoDocumentClient, s3Client, sqsClient } from '../../lib/aws/clients.js';
+import { isTerminal } from '../../lib/domain/states.js';
+import type { DeliveryRecord } from '../../lib/ledger/port.js';
+import { prepareDemo } from '../../lib/local/demo.js';
+import { type LocalEndpoints, type RunningLocalStack, startLocalStack } from '../../lib/local/LocalStack.js';
+import { publishIntents } from '../../lib/publish/publishIntents.js';
+import { output, readLocalState } from '../localState.js';
+
+const endpointsOf = (s: LocalEndpoints): LocalEndpoints => ({
+  dynamodb: s.dynamodb,
+  sqs: s.sqs,
+  queueUrl: s.queueUrl,
+  dlqUrl: s.dlqUrl,
+  s3: s.s3,
+  bucket: s.bucket,
+  ses: s.ses,
+  simulator: s.simulator,
+  archiveDir: s.archiveDir,
+});
+
+const rowsOf = async (stack: RunningLocalStack): Promise<DeliveryRecord[]> => {
+  const client = dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb });
+  const out = await client.send(new ScanCommand({ TableName: stack.state.ledgerTable }));
+  return ((out.Items ?? []) as DeliveryRecord[]).filter((r) => r.state !== undefined);
+};
+
+/** Prints counts by state every second until every row is final (or 90 s pass). */
+const watch = async (stack: RunningLocalStack, print: (line: string) => void): Promise<DeliveryRecord[]> => {
+  const started = Date.now();
+  let rows: DeliveryRecord[] = [];
+  let last = '';
+  while (Date.now() - started < 90_000) {
+    await new Promise((r) => setTimeout(r, 1000));
+    rows = await rowsOf(stack);
+    const counts = new Map<string, number>();
+    for (const row of rows) counts.set(row.state, (counts.get(row.state) ?? 0) + 1);
+    const line = [...counts.entries()].map(([s, n]) => `${s} ${n}`).join(' · ');
+    if (line !== last) print(`  [+${Math.round((Date.now() - started) / 1000)}s] ${line}`);
+    last = line;
+    if (rows.length > 0 && rows.every((r) => isTerminal(r.state))) break;
+  }
+  return rows;
+};
+
+export const register = (program: Command): void => {
+  const local = program.command('local').description('the whole pipeline on local servers (no AWS account)');
+  local
+    .command('start')
+    .description('start DynamoDB Local, fauxqs (SQS/S3), the SES inbox, the SMS simulator and the functions')
+    .option('--demo', 'publish the seed scenarios and show their states live')
+    .option('--email-transport <name>', 'ses | simulator', process.env.SENDPROOF_EMAIL_TRANSPORT ?? 'ses')
+    .option('--sms-transport <name>', 'simulator', process.env.SENDPROOF_SMS_TRANSPORT ?? 'simulator')
+    .option('--state-dir <dir>', 'where state, logs and the archive mirror live', '.local')
+    .option('--exit-after-demo', 'stop everything once the demo has settled (for scripts and tests)')
+    .action(
+      async (options: {
+        demo?: boolean;
+        emailTransport: string;
+        smsTransport: string;
+        stateDir: string;
+        exitAfterDemo?: boolean;
+      }) => {
+        if (options.emailTransport !== 'ses' && options.emailTransport !== 'simulator')
+          throw new Error(`--email-transport must be ses or simulator, not ${options.emailTransport}`);
+        if (options.smsTransport !== 'simulator')
+          throw new Error(`--sms-transport must be simulator, not ${options.smsTransport}`);
+        const print = (line: string) => process.stdout.write(`${line}\n`);
+        const stack = await startLocalStack({
+          stateDir: options.stateDir,
+          emailTransport: options.emailTransport,
+          smsTransport: 'simulator',
+          progress: (line) => print(`· ${line}`),
+        });
+        let stopping = false;
+        const stop = async (code = 0) => {
+          if (stopping) return;
+          stopping = true;
+          print('stopping local stack…');
+          await stack.stop();
+          print('stopped; no server left running.');
+          process.exit(code);
+        };
+        process.on('SIGINT', () => void stop(0));
+        process.on('SIGTERM', () => void stop(0));
+        const s = stack.state;
+        print('\nSendproof local stack is up (loopback only):');
+        for (const [name, value] of Object.entries(endpointsOf(s))) print(`  ${name.padEnd(10)} ${value}`);
+        print(`  SES inbox  ${s.ses}/   ·   simulator log ${s.simulator}/_sim/requests`);
+        print(`  functions log ${s.functionsLog}\n`);
+        if (options.demo) {
+          const intents = await prepareDemo({
+            s3: s3Client({ region: s.region, endpoint: s.s3 }),
+            attachmentsBucket: s.attachmentsBucket,
+            simulator: stack.simulator,
+            now: Date.now(),
+          });
+          const results = await publishIntents(
+            sqsClient({ region: s.region, endpoint: s.sqs }),
+            s.queueUrl,
+            intents,
+          );
+          print('demo: published the seed scenarios');
+          for (const r of results)
+            print(r.ok ? `  ${r.dedupeKeys.join(', ')}` : `  failed: ${JSON.stringify(r)}`);
+          print('demo: states as the functions work (an injected accept_then_drop on one SMS):');
+          const rows = await watch(stack, print);
+          print('\nfinal rows:');
+          for (const row of rows.sort((a, b) => a.pk.localeCompare(b.pk)))
+            print(`  ${row.state.padEnd(12)} ${row.pk}  ${row.history.map((h) => h.s).join('→')}`);
+          print(
+            '\ntry: npx sendproof status rst_8a02 · npx sendproof explain report-42 · npx sendproof audit list',
+          );
+        }
+        if (options.exitAfterDemo) return stop(0);
+        print('waiting for intents (`npx sendproof publish <file>`); Ctrl-C stops everything.');
+      },
+    );
+  local
+    .command('endpoints')
+    .description('print the running local stack endpoints')
+    .option('--state <file>', 'state file', '.local/state.json')
+    .option('--json', 'machine-readable output')
+    .action((options: { state: string; json?: boolean }) => {
+      const state = readLocalState(options.state);
+      if (!state) throw new Error('no local stack is running (start one with `npm start`)');
+      const endpoints = endpointsOf(state);
+      output(options.json, endpoints, () =>
+        Object.entries(endpoints)
+          .map(([k, v]) => `${k.padEnd(10)} ${v}`)
+          .join('\n'),
+      );
+    });
+};

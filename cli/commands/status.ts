@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { dynamoDocumentClient } from '../../lib/aws/clients.js';
+import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
+import type { DeliveryRecord } from '../../lib/ledger/port.js';
+import { output, resolveTarget, type TargetOptions, withTargetOptions } from '../localState.js';
+
+export const ledgerFor = (options: TargetOptions) => {
+  const target = resolveTarget(options);
+  const client = dynamoDocumentClient({
+    region: target.region,
+    ...(target.endpointDynamoDb ? { endpoint: target.endpointDynamoDb } : {}),
+  });
+  return { target, ledger: new DynamoLedger(client, target.ledgerTable) };
+};
+
+/** A readable key has at least five `:`-separated parts; anything else is taken as an event id. */
+export const findRows = async (ledger: DynamoLedger, keyOrEvent: string): Promise<DeliveryRecord[]> => {
+  if (keyOrEvent.split(':').length >= 5 || keyOrEvent.startsWith('invalid#')) {
+    const row = await ledger.get(keyOrEvent);
+    return row ? [row] : [];
+  }
+  return ledger.findByEvent(keyOrEvent);
+};
+
+const iso = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString());
+
+export const describeRow = (row: DeliveryRecord): string =>
+  [
+    `${row.pk}`,
+    `  state ${row.state} (version ${row.version}, ${row.kind}) · channel ${row.channel} · transport ${row.transport ?? '-'}`,
+    `  provider message id ${row.providerMessageId ?? '-'} · attempts ${row.attempts} · content ${row.contentHash}`,
+    `  template ${row.templateId}@${row.templateRevision} (${row.templateOwner}) · policy ${row.policyVersion}`,
+    ...(row.supersededBy ? [`  superseded by ${row.supersededBy}`] : []),
+    ...(row.resendOf ? [`  resend of ${row.resendOf}`] : []),
+    ...(row.blockedAgainst ? [`  blocked against ${row.blockedAgainst}`] : []),
+    ...(row.issues ? row.issues.map((i) => `  invalid: ${i.field}: ${i.message}`) : []),
+    '  history:',
+    ...row.history.map(
+      (h, i) =>
+        `    v${i + 1} ${iso(h.at)} → ${h.s.padEnd(18)} by ${h.by}${h.why ? ` (${h.why})` : ''}${h.msg ? ` msg=${h.msg}` : ''}`,
+    ),
+  ].join('\n');
+
+export const register = (program: Command): void => {
+  withTargetOptions(
+    program
+      .command('status <keyOrEventId>')
+      .description(
+        'current state, version, transitions and transport ids of a dedupe key or of every row of an event',
+      )
+      .option('--json', 'machine-readable output'),
+  ).action(async (keyOrEvent: string, options: TargetOptions & { json?: boolean }) => {
+    const { ledger } = ledgerFor(options);
+    const rows = await findRows(ledger, keyOrEvent);
+    if (rows.length === 0) {
+      process.stderr.write(`sendproof: no ledger row for ${keyOrEvent}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    output(options.json, rows, () => rows.map(describeRow).join('\n\n'));
+  });
+};

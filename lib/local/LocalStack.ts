@@ -1,0 +1,232 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { dynamoClient, s3Client, sqsClient } from '../aws/clients.js';
+import { ENV } from '../config.js';
+import { ledgerCreateTableInput, suppressionCreateTableInput } from '../ledger/tableDefinition.js';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../observability.js';
+import { INTAKE_QUEUE, LOCAL_TIMING } from '../queueDefinition.js';
+import { type RunningProviderSimulator, startProviderSimulator } from '../simulator/ProviderSimulator.js';
+import { type RunningDynamoDbLocal, startDynamoDbLocal } from './DynamoDbLocal.js';
+import { freePort } from './ports.js';
+
+export interface LocalEndpoints {
+  dynamodb: string;
+  sqs: string;
+  queueUrl: string;
+  dlqUrl: string;
+  s3: string;
+  bucket: string;
+  ses: string;
+  simulator: string;
+  archiveDir: string;
+}
+
+/** What `.local/state.json` holds: the endpoints plus what the CLI needs to find the tables. */
+export interface LocalState extends LocalEndpoints {
+  region: string;
+  ledgerTable: string;
+  suppressionTable: string;
+  attachmentsBucket: string;
+  emailTransport: 'ses' | 'simulator';
+  smsTransport: 'simulator';
+  functionsLog: string;
+  pids: { dynamodb: number; functions: number; stack: number };
+  startedAt: string;
+}
+
+export interface LocalStackOptions {
+  stateDir?: string;
+  emailTransport?: 'ses' | 'simulator';
+  smsTransport?: 'simulator';
+  region?: string;
+  /** Progress lines while starting ("starting DynamoDB Local…"). */
+  progress?: (line: string) => void;
+}
+
+export interface RunningLocalStack {
+  state: LocalState;
+  /** Environment that points Sendproof code (CLI, handlers) at this stack. */
+  env: Record<string, string>;
+  simulator: RunningProviderSimulator;
+  stop(): Promise<void>;
+}
+
+export const WORKER_ENTRY = fileURLToPath(new URL('./functionsWorker.ts', import.meta.url));
+export const DEFAULT_STATE_DIR = '.local';
+export const stateFilePath = (stateDir = DEFAULT_STATE_DIR) => resolve(stateDir, 'state.json');
+
+const closeServer = (server: { close(cb?: (err?: Error) => void): unknown }) =>
+  new Promise<void>((r) => server.close(() => r()));
+
+const stopChild = async (child: ChildProcess): Promise<void> => {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+};
+
+/**
+ * Starts the whole pipeline on loopback with free ports: AWS's DynamoDB Local, fauxqs (SQS + S3),
+ * aws-ses-v2-local (email with a web inbox), the provider simulator (SMS; a test double), and a child
+ * process running the real handlers. Tables, queues and the bucket are created from the same
+ * definitions the CDK app uses. `stop()` ends every server and child it started.
+ */
+export const startLocalStack = async (options: LocalStackOptions = {}): Promise<RunningLocalStack> => {
+  const stateDir = resolve(options.stateDir ?? DEFAULT_STATE_DIR);
+  const logDir = join(stateDir, 'logs');
+  const archiveDir = join(stateDir, 'archive');
+  mkdirSync(logDir, { recursive: true });
+  mkdirSync(archiveDir, { recursive: true });
+  const region = options.region ?? 'us-east-1';
+  const emailTransport = options.emailTransport ?? 'ses';
+  const progress = options.progress ?? (() => undefined);
+  const cleanups: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    cleanups.length = 0;
+  };
+  try {
+    progress('starting DynamoDB Local (Java)…');
+    const dynamo: RunningDynamoDbLocal = await startDynamoDbLocal({ logDir });
+    cleanups.push(() => dynamo.stop());
+
+    progress('starting fauxqs (SQS + S3)…');
+    const { buildApp } = await import('fauxqs');
+    const fauxqs = buildApp({ logger: false });
+    const fauxqsPort = await freePort();
+    await fauxqs.listen({ port: fauxqsPort, host: '127.0.0.1' });
+    cleanups.push(() => fauxqs.close());
+    const awsLocal = `http://127.0.0.1:${fauxqsPort}`;
+
+    progress('starting aws-ses-v2-local (email inbox)…');
+    const sesModule = (await import('aws-ses-v2-local')) as unknown as {
+      default: (c: { host: string; port: number }) => Promise<Server>;
+    };
+    const sesPort = await freePort();
+    const ses = await sesModule.default({ host: '127.0.0.1', port: sesPort });
+    cleanups.push(() => closeServer(ses));
+    const sesUrl = `http://127.0.0.1:${sesPort}`;
+
+    progress('starting the provider simulator (SMS; a test double)…');
+    const simulator = await startProviderSimulator({ host: '127.0.0.1' });
+    cleanups.push(() => simulator.stop());
+
+    progress('creating tables, queues and buckets…');
+    const ddb = dynamoClient({ region, endpoint: dynamo.endpoint });
+    const ledgerTable = 'sendproof-ledger';
+    const suppressionTable = 'sendproof-suppression';
+    await ddb.send(new CreateTableCommand(ledgerCreateTableInput(ledgerTable)));
+    await ddb.send(new CreateTableCommand(suppressionCreateTableInput(suppressionTable)));
+    const sqs = sqsClient({ region, endpoint: awsLocal });
+    const dlq = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: 'sendproof-intake-dlq',
+        Attributes: { MessageRetentionPeriod: String(INTAKE_QUEUE.retentionDays * 86_400) },
+      }),
+    );
+    const dlqArn = (
+      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }))
+    ).Attributes!.QueueArn!;
+    const queue = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: 'sendproof-intake',
+        Attributes: {
+          VisibilityTimeout: String(LOCAL_TIMING.visibilityTimeoutSeconds),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqArn,
+            maxReceiveCount: INTAKE_QUEUE.maxReceiveCount,
+          }),
+        },
+      }),
+    );
+    const bucket = 'sendproof-archive';
+    const attachmentsBucket = 'sendproof-attachments';
+    const s3 = s3Client({ region, endpoint: awsLocal });
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    await s3.send(new CreateBucketCommand({ Bucket: attachmentsBucket }));
+
+    const env: Record<string, string> = {
+      [ENV.region]: region,
+      [ENV.ledgerTable]: ledgerTable,
+      [ENV.suppressionTable]: suppressionTable,
+      [ENV.archiveBucket]: bucket,
+      [ENV.archiveMirrorDir]: archiveDir,
+      [ENV.queueUrl]: queue.QueueUrl!,
+      [ENV.dlqUrl]: dlq.QueueUrl!,
+      [ENV.emailTransport]: emailTransport,
+      [ENV.smsTransport]: options.smsTransport ?? 'simulator',
+      [ENV.restBaseUrl]: simulator.url,
+      [ENV.leaseSeconds]: String(LOCAL_TIMING.leaseSeconds),
+      [ENV.endpointDynamoDb]: dynamo.endpoint,
+      [ENV.endpointSqs]: awsLocal,
+      [ENV.endpointS3]: awsLocal,
+      [ENV.endpointSes]: sesUrl,
+      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      AWS_EC2_METADATA_DISABLED: 'true',
+    };
+
+    progress('starting the functions worker (dispatcher, archiver)…');
+    const functionsLog = join(logDir, 'functions.log');
+    const logFd = openSync(functionsLog, 'a');
+    const worker = spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', logFd, logFd, 'ipc'],
+    });
+    closeSync(logFd);
+    cleanups.push(() => stopChild(worker));
+    await new Promise<void>((ready, fail) => {
+      const timer = setTimeout(
+        () => fail(new Error(`functions worker did not start in 60 s; see ${functionsLog}`)),
+        60_000,
+      );
+      worker.once('message', () => {
+        clearTimeout(timer);
+        ready();
+      });
+      worker.once('exit', (code) => {
+        clearTimeout(timer);
+        fail(new Error(`functions worker exited with code ${code} during start-up; see ${functionsLog}`));
+      });
+    });
+
+    const state: LocalState = {
+      dynamodb: dynamo.endpoint,
+      sqs: awsLocal,
+      queueUrl: queue.QueueUrl!,
+      dlqUrl: dlq.QueueUrl!,
+      s3: awsLocal,
+      bucket,
+      ses: sesUrl,
+      simulator: simulator.url,
+      archiveDir,
+      region,
+      ledgerTable,
+      suppressionTable,
+      attachmentsBucket,
+      emailTransport,
+      smsTransport: 'simulator',
+      functionsLog,
+      pids: { dynamodb: dynamo.pid, functions: worker.pid!, stack: process.pid },
+      startedAt: new Date().toISOString(),
+    };
+    const statePath = stateFilePath(stateDir);
+    writeFileSync(statePath, `${JSON.stringify(state, null, 2)}\n`);
+    cleanups.unshift(async () => rmSync(statePath, { force: true }));
+    return { state, env, simulator, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+};

@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { IntentInput } from '../domain/intent.js';
+import type { RunningProviderSimulator } from '../simulator/ProviderSimulator.js';
+
+/** A tiny but real PDF: the health report the demo attaches by immutable reference and checksum. */
+const REPORT_PDF = `%PDF-1.4
+1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj
+2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj
+3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 300 144] >> endobj
+trailer << /Root 1 0 R >>
+%%EOF
+`;
+
+/**
+ * The three seed scenarios, plus one provider answer lost on the wire:
+ * 1. a password reset by email with a 10-minute expiry (the token is a secret: rendered, never stored);
+ * 2. a game receipt (template revision in the key);
+ * 3. a health report whose email carries the PDF (verified by sha256) and falls back to SMS;
+ * 4. a reset code by SMS whose acceptance is dropped by the simulator (accept_then_drop): the row goes
+ *    `unknown`, and the parked message's redelivery replays under the same enforced key.
+ */
+export const prepareDemo = async (deps: {
+  s3: S3Client;
+  attachmentsBucket: string;
+  simulator: RunningProviderSimulator;
+  now: number;
+}): Promise<IntentInput[]> => {
+  const key = 'reports/report-42.pdf';
+  await deps.s3.send(new PutObjectCommand({ Bucket: deps.attachmentsBucket, Key: key, Body: REPORT_PDF }));
+  const sha256 = createHash('sha256').update(REPORT_PDF).digest('hex');
+  const phone = '+15555550123';
+  deps.simulator.addFault({ match: { channel: 'sms', to: '+15555550199' }, fault: 'accept_then_drop' });
+  return [
+    {
+      eventId: 'rst_7f31',
+      purpose: 'password-reset',
+      tenant: 'acme-games',
+      recipient: { ref: 'player-73', email: 'player73@example.com' },
+      channels: ['email'],
+      template: { id: 'password-reset', revision: 'v1' },
+      data: { appName: 'Quest', resetUrl: 'https://quest.example/reset', expiresInMinutes: 10 },
+      secrets: { token: 'demo-reset-token-9f2c41' },
+      expiresAt: new Date(deps.now + 10 * 60_000).toISOString(),
+    },
+    {
+      eventId: 'pay_84721-ord_219',
+      purpose: 'receipt',
+      tenant: 'acme-games',
+      recipient: { ref: 'player-73', email: 'player73@example.com' },
+      channels: ['email'],
+      template: { id: 'receipt', revision: 'v4' },
+      data: {
+        playerName: 'Ana',
+        orderId: 'ord_219',
+        lines: [
+          { name: 'Dragon skin', amount: '4.99' },
+          { name: 'Gem pack (500)', amount: '9.99' },
+        ],
+        total: '14.98',
+        currency: 'EUR',
+      },
+    },
+    {
+      eventId: 'report-42',
+      purpose: 'health-report',
+      tenant: 'clinic',
+      recipient: { ref: 'patient-9', email: 'patient9@example.com', phone },
+      channels: ['email', 'sms'],
+      delivery: 'fallback',
+      template: { id: 'health-report', revision: 'v1' },
+      data: { patientName: 'Bo', reportDate: '2026-11-30', portalUrl: 'https://clinic.example/r/42' },
+      attachments: [
+        {
+          uri: `s3://${deps.attachmentsBucket}/${key}`,
+          sha256,
+          filename: 'report-42.pdf',
+          contentType: 'application/pdf',
+        },
+      ],
+    },
+    {
+      eventId: 'rst_8a02',
+      purpose: 'password-reset',
+      tenant: 'acme-games',
+      recipient: { ref: 'player-88', phone: '+15555550199' },
+      channels: ['sms'],
+      template: { id: 'password-reset', revision: 'v1' },
+      data: { appName: 'Quest', resetUrl: 'https://quest.example/reset', expiresInMinutes: 10 },
+      secrets: { token: 'demo-reset-token-77aa01' },
+      expiresAt: new Date(deps.now + 10 * 60_000).toISOString(),
+    },
+  ];
+};

@@ -1,0 +1,95 @@
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { type Clock, systemClock } from '../domain/clock.js';
+import type { FieldIssue } from '../domain/errors.js';
+import { parseIntent } from '../domain/intent.js';
+import { deriveDedupeKey, identityOf } from '../domain/keys.js';
+import { PurposeRegistry } from '../domain/purposes.js';
+
+export type PublishResult =
+  | { index: number; ok: true; messageId: string; dedupeKeys: string[] }
+  | { index: number; ok: false; stage: 'validation'; issues: FieldIssue[] }
+  | { index: number; ok: false; stage: 'queue'; code: string; message: string };
+
+export interface PublishOptions {
+  purposes?: PurposeRegistry;
+  clock?: Clock;
+  /** Called after each batch of up to 10 with the number published so far. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+const SQS_BATCH = 10;
+
+/**
+ * Validates each intent with the same schema the dispatcher uses, then sends the valid ones to the intake
+ * queue in batches of 10. Every intent gets its own result: a validation error naming the field, a
+ * queue-side failure, or the message id and the dedupe keys its channels will be claimed under.
+ * An intent that is already expired is refused here (the dispatcher would record it as expired).
+ */
+export const publishIntents = async (
+  client: SQSClient,
+  queueUrl: string,
+  intents: readonly unknown[],
+  options: PublishOptions = {},
+): Promise<PublishResult[]> => {
+  const purposes = options.purposes ?? new PurposeRegistry();
+  const clock = options.clock ?? systemClock;
+  const results: PublishResult[] = new Array(intents.length);
+  const ready: Array<{ index: number; body: string; dedupeKeys: string[] }> = [];
+  intents.forEach((raw, index) => {
+    const parsed = parseIntent(raw, { purposes, clock });
+    if (!parsed.ok) {
+      results[index] = { index, ok: false, stage: 'validation', issues: parsed.error.issues };
+      return;
+    }
+    const { intent, policy } = parsed.value;
+    ready.push({
+      index,
+      body: JSON.stringify(intent),
+      dedupeKeys: intent.channels.map(
+        (channel) => deriveDedupeKey(identityOf(intent, policy, channel)).readable,
+      ),
+    });
+  });
+  for (let start = 0; start < ready.length; start += SQS_BATCH) {
+    const batch = ready.slice(start, start + SQS_BATCH);
+    try {
+      const out = await client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((item) => ({ Id: String(item.index), MessageBody: item.body })),
+        }),
+      );
+      for (const ok of out.Successful ?? []) {
+        const item = batch.find((b) => String(b.index) === ok.Id)!;
+        results[item.index] = {
+          index: item.index,
+          ok: true,
+          messageId: ok.MessageId!,
+          dedupeKeys: item.dedupeKeys,
+        };
+      }
+      for (const failed of out.Failed ?? []) {
+        const index = Number(failed.Id);
+        results[index] = {
+          index,
+          ok: false,
+          stage: 'queue',
+          code: failed.Code ?? 'unknown',
+          message: failed.Message ?? 'send failed',
+        };
+      }
+    } catch (error) {
+      for (const item of batch) {
+        results[item.index] = {
+          index: item.index,
+          ok: false,
+          stage: 'queue',
+          code: error instanceof Error ? error.name : 'error',
+          message: error instanceof Error ? error.message : String(error),
+        };
+      }
+    }
+    options.onProgress?.(Math.min(start + SQS_BATCH, ready.length), ready.length);
+  }
+  return results;
+};
