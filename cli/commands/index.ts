@@ -4,6 +4,8 @@ import { register as registerDlq } from './dlq.js';
 import { register as registerExplain } from './explain.js';
 import { register as registerLocal } from './local.js';
 import { register as registerPublish } from './publish.js';
+import { register as registerReconcile } from './reconcile.js';
+import { register as registerResolve } from './resolve.js';
 import { register as registerStats } from './stats.js';
 import { register as registerStatus } from './status.js';
 import { register as registerTemplate } from './template.js';
@@ -22,4 +24,6 @@ export const registerCommands = (program: Command): void => {
   registerExplain(program);
   registerStats(program);
   registerDlq(program);
+  registerReconcile(program);
+  registerResolve(program);
 };
