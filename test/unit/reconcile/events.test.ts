@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { parseLambdaEvent, parseSesEvent, parseSmsEvent } from '../../../lib/evidence/events.js';
+
+const KEY = 'a'.repeat(64);
+
+describe('provider events as evidence', () => {
+  it('an SES Bounce in an EventBridge envelope is rejection evidence keyed by the message id and event type', () => {
+    // Prepare
+    const event = {
+      source: 'aws.ses',
+      detail: {
+        eventType: 'Bounce',
+        bounce: { bounceType: 'Permanent', bounceSubType: 'General' },
+        mail: { messageId: 'm-1', destination: ['someone@example.com'], tags: { 'sendproof-key': [KEY] } },
+      },
+    };
+    // Act
+    const parsed = parseLambdaEvent(event);
+    // Assess
+    expect(parsed).toEqual([
+      {
+        kind: 'evidence',
+        evidence: {
+          source: 'ses',
+          evidenceId: 'ses:m-1:Bounce',
+          idempotencyKey: KEY,
+          outcome: 'rejected',
+          providerMessageId: 'm-1',
+          why: 'ses:Bounce:Permanent/General',
+        },
+      },
+    ]);
+    expect(JSON.stringify(parsed)).not.toContain('someone@example.com');
+  });
+
+  it('SES Send, Delivery and DeliveryDelay are acceptance, Rendering Failure is rejection, to acceptance, and Subscription is not evidence', () => {
+    // Act
+    const kinds = ['Send', 'Delivery', 'DeliveryDelay', 'Rendering Failure', 'Subscription'].map(
+      (eventType) => {
+        const parsed = parseSesEvent({
+          eventType,
+          mail: { messageId: 'm', tags: { 'sendproof-key': [KEY] } },
+        });
+        return parsed.kind === 'evidence' ? parsed.evidence.outcome : parsed.reason;
+      },
+    );
+    // Assess
+    expect(kinds).toEqual([
+      'accepted',
+      'accepted',
+      'accepted',
+      'rejected',
+      'ses_event_type_not_evidence:Subscription',
+    ]);
+  });
+
+  it('an SMS failure that is not final is not evidence; a final one is', () => {
+    // Prepare
+    const base = { messageId: 's-1', messageStatus: 'UNREACHABLE', context: { 'sendproof-key': KEY } };
+    // Act
+    const interim = parseSmsEvent({ ...base, isFinal: false });
+    const final = parseSmsEvent({ ...base, isFinal: true });
+    // Assess
+    expect(interim).toMatchObject({ kind: 'ignored', reason: 'sms_status_not_evidence:UNREACHABLE' });
+    expect(final).toMatchObject({
+      kind: 'evidence',
+      evidence: { outcome: 'rejected', evidenceId: 'sms:s-1:UNREACHABLE' },
+    });
+  });
+
+  it('an SNS record whose message is not JSON, or carries a key of the wrong shape, is ignored', () => {
+    // Act
+    const parsed = parseLambdaEvent({
+      Records: [
+        { Sns: { Message: 'not json' } },
+        {
+          Sns: {
+            Message: JSON.stringify({
+              messageId: 'x',
+              messageStatus: 'DELIVERED',
+              context: { 'sendproof-key': 'short' },
+            }),
+          },
+        },
+      ],
+    });
+    // Assess
+    expect(parsed.map((p) => (p.kind === 'ignored' ? p.reason : p.kind))).toEqual([
+      'sns_message_not_json',
+      'no_sendproof_key',
+    ]);
+  });
+});
