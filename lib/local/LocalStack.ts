@@ -177,7 +177,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       AWS_EC2_METADATA_DISABLED: 'true',
     };
 
-    progress('starting the functions worker (dispatcher, archiver)…');
+    progress('starting the functions worker (dispatcher, archiver, reconciler)…');
     const functionsLog = join(logDir, 'functions.log');
     const logFd = openSync(functionsLog, 'a');
     const worker = spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {

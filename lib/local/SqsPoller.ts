@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -7,6 +6,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { localLambdaContext } from './lambdaContext.js';
 
 export type SqsBatchHandler = (
   event: SQSEvent,
@@ -96,7 +96,10 @@ export class SqsPoller {
     const event: SQSEvent = { Records: messages.map((m) => toRecord(m, this.queueArn, this.options.region)) };
     let failed = new Set(messages.map((m) => m.MessageId!));
     try {
-      const response = await this.options.handler(event, this.context());
+      const response = await this.options.handler(
+        event,
+        localLambdaContext(this.options.functionName, this.options.region),
+      );
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
       this.options.onError?.(error);
@@ -112,23 +115,5 @@ export class SqsPoller {
       if (out.Failed?.length) this.options.onError?.(new Error(`${out.Failed.length} deletes failed`));
     }
     return messages.length;
-  }
-
-  private context(): Context {
-    const deadline = Date.now() + 60_000;
-    return {
-      callbackWaitsForEmptyEventLoop: false,
-      functionName: this.options.functionName,
-      functionVersion: '$LATEST',
-      invokedFunctionArn: `arn:aws:lambda:${this.options.region}:000000000000:function:${this.options.functionName}`,
-      memoryLimitInMB: '512',
-      awsRequestId: randomUUID(),
-      logGroupName: `/aws/lambda/${this.options.functionName}`,
-      logStreamName: 'local',
-      getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-      done: () => undefined,
-      fail: () => undefined,
-      succeed: () => undefined,
-    };
   }
 }

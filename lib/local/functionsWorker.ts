@@ -4,12 +4,15 @@
  * what a secret scan of "everything the functions wrote" must read.
  *
  *   SQS (fauxqs) ──poll──► functions/dispatch handler ──► DynamoDB Local ──stream──► archiver ──► S3 + mirror
+ *   timer (as EventBridge Scheduler → Step Functions) ──► functions/reconcile handler, page by page
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { startLocalArchive } from '../archive/LocalArchive.js';
 import { sqsClient } from '../aws/clients.js';
 import { loadConfig } from '../config.js';
 import { SERVICE_NAME } from '../observability.js';
+import { LOCAL_TIMING } from '../queueDefinition.js';
+import { localLambdaContext } from './lambdaContext.js';
 import { SqsPoller } from './SqsPoller.js';
 
 const config = loadConfig();
@@ -42,11 +45,33 @@ const archive = await startLocalArchive({
   intervalMs: 250,
 });
 
+// The scheduled reconcile workflow: invoke page after page while the handler says more remain (bounded
+// like the state machine's loop), then wait for the next tick.
+const { handler: reconcile } = await import('../../functions/reconcile/index.js');
+let reconciling: Promise<void> = Promise.resolve();
+const reconcileRun = async () => {
+  let cursor: string | undefined;
+  for (let page = 0; page < 50; page++) {
+    const result = await reconcile(
+      cursor ? { cursor } : {},
+      localLambdaContext('sendproof-reconcile-local', config.region),
+    );
+    if (!result.hasMore || !result.cursor) return;
+    cursor = result.cursor;
+  }
+};
+const timer = setInterval(() => {
+  reconciling = reconciling
+    .then(reconcileRun)
+    .catch((error) => logger.error('reconcile run failed', { error: String(error) }));
+}, LOCAL_TIMING.reconcileEveryMs);
+
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
-  await Promise.allSettled([poller.stop(), archive.stop()]);
+  clearInterval(timer);
+  await Promise.allSettled([poller.stop(), archive.stop(), reconciling]);
   process.exit(0);
 };
 process.on('SIGTERM', shutdown);
