@@ -45,6 +45,12 @@ const dispatcherEnv = (sourceMaps: boolean): Record<string, string> => ({
   NODE_OPTIONS: sourceMaps ? '--enable-source-maps' : '',
 });
 
+const REFERENCE_ENTRY = [
+  "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+  "import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';",
+  'export const client = DynamoDBDocumentClient.from(new DynamoDBClient({}));',
+].join('\n');
+
 /** Imports the bundle in a fresh `node` and reports how long the import (module init) took. */
 const INIT_PROBE = [
   'const t0 = performance.now();',
@@ -110,12 +116,24 @@ export const measureColdStart = async (
       if (bundled) progress(`cold start: bundled ${fn} (${(bundled.bytes / 1024).toFixed(0)} KiB)`);
     }
     const dispatcher = join(outDir, 'sdk-bundled', 'dispatch', 'index.mjs');
+    // The floor any DynamoDB-backed function pays: the SDK client and document client, same options.
+    const reference = join(outDir, 'reference', 'index.mjs');
+    await build({
+      ...LAMBDA_ESBUILD_OPTIONS,
+      mainFields: [...LAMBDA_ESBUILD_OPTIONS.mainFields],
+      stdin: { contents: REFERENCE_ENTRY, resolveDir: REPO_ROOT, loader: 'ts' },
+      outfile: reference,
+      logLevel: 'silent',
+    });
     const initMs: number[] = [];
     const withoutMaps: number[] = [];
+    const referenceMs: number[] = [];
     if (existsSync(dispatcher)) {
+      // Interleaved, so a burst of load on the shared machine hits all three series alike.
       for (let i = 0; i < runs; i++) {
         initMs.push(measureInit(dispatcher, true));
         withoutMaps.push(measureInit(dispatcher, false));
+        referenceMs.push(measureInit(reference, true));
       }
       progress(`cold start: dispatcher init ${initMs.map((v) => v.toFixed(0)).join(', ')} ms`);
     } else failures.push('dispatch: no bundle, init not measured');
@@ -132,6 +150,8 @@ export const measureColdStart = async (
       bundles,
       bundlesSdkExternal,
       dispatcherInitMs: initMs,
+      referenceInitMs: referenceMs,
+      medianReferenceInitMs: referenceMs.length ? median(referenceMs) : Number.NaN,
       medianInitMs: initMs.length ? median(initMs) : Number.NaN,
       note: notes.join(' '),
     };

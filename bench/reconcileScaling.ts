@@ -6,7 +6,13 @@ import type { DeliveryRecord } from '../lib/ledger/port.js';
 import { RestTransport } from '../lib/transports/RestTransport.js';
 import { runReconcilePass } from './reconcilePass.js';
 import type { ReconcileRow } from './results.js';
-import { type BenchDynamo, claimShapedRecord, createLedgerTables, type SimulatorProcess } from './stack.js';
+import {
+  type BenchDynamo,
+  claimShapedRecord,
+  createLedgerTables,
+  dropTables,
+  type SimulatorProcess,
+} from './stack.js';
 import { median } from './stats.js';
 import { runPool } from './throughput.js';
 
@@ -106,7 +112,7 @@ export const measureReconcileScaling = async (
   };
   const results: ReconcileRow[] = [];
   for (const size of sizes) {
-    const { ledgerTable } = await createLedgerTables(dynamo.raw, `reconcile-${size}`);
+    const { ledgerTable } = await createLedgerTables(dynamo.raw, `reconcile-${size}`, { stream: false });
     const started = performance.now();
     await load(dynamo, ledgerTable, rowsFor(size, unknownRows), progress);
     progress(`reconcile: ${size} rows loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -138,6 +144,7 @@ export const measureReconcileScaling = async (
       via: last!.via,
     });
     progress(`reconcile: ${size} rows → ${reads[0]} read units, ${median(times).toFixed(1)} ms per pass`);
+    await dropTables(dynamo.raw);
   }
   return { rows: results, readsEqual: new Set(results.map((r) => r.readUnits)).size === 1 };
 };

@@ -93,6 +93,9 @@ export interface ColdStartResult {
   bundlesSdkExternal: BundleRow[];
   dispatcherInitMs: number[];
   medianInitMs: number;
+  /** A bundle of only the DynamoDB client + document client, measured interleaved: the SDK floor. */
+  referenceInitMs: number[];
+  medianReferenceInitMs: number;
   note?: string;
 }
 

@@ -10,6 +10,7 @@ import { renderBarChart, renderBenchmarkDoc, renderSummary } from './report.js';
 import { type BenchResults, type MachineInfo, RESULTS_SCHEMA, type TargetResult } from './results.js';
 import {
   type BenchDynamo,
+  dropTables,
   REPO_ROOT,
   type SimulatorProcess,
   startBenchDynamo,
@@ -100,6 +101,7 @@ const main = async (): Promise<void> => {
 
     results.writeUnits = await measureWriteUnits(dynamo, sim, SIZES.writeUnitCount, progress);
     await sim.reset();
+    await dropTables(dynamo.raw);
     const happy = results.writeUnits.find((r) => r.scenario === 'happy' && r.approach === 'sendproof-ledger');
     const writesPerNotification = happy ? happy.writeRequests / happy.notifications : 3;
 
@@ -110,8 +112,10 @@ const main = async (): Promise<void> => {
       progress,
     );
     await sim.reset();
+    await dropTables(dynamo.raw);
     results.latency = await measureLatency(dynamo, sim, SIZES.latency, progress);
     await sim.reset();
+    await dropTables(dynamo.raw);
     results.reconcile = await measureReconcileScaling(dynamo, sim, SIZES.reconcileSizes, 100, progress);
   } finally {
     progress('stopping DynamoDB Local and the simulator');

@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
+  DeleteTableCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -104,6 +105,7 @@ export const startBenchDynamo = async (): Promise<BenchDynamo> => {
 };
 
 let tableSeq = 0;
+const liveTables = new Set<string>();
 export const createTable = async (
   raw: DynamoDBClient,
   input: (name: string) => CreateTableCommandInput,
@@ -112,11 +114,36 @@ export const createTable = async (
   tableSeq += 1;
   const name = `bench-${prefix}-${tableSeq}`;
   await raw.send(new CreateTableCommand(input(name)));
+  liveTables.add(name);
   return name;
 };
 
-export const createLedgerTables = async (raw: DynamoDBClient, prefix: string) => ({
-  ledgerTable: await createTable(raw, ledgerCreateTableInput, prefix),
+/**
+ * Drops every table created so far. Called between phases: DynamoDB Local slows as one instance
+ * accumulates tables and items, and a phase should not pay for the rows of the one before.
+ */
+export const dropTables = async (raw: DynamoDBClient): Promise<void> => {
+  for (const name of liveTables) {
+    await raw.send(new DeleteTableCommand({ TableName: name }));
+    liveTables.delete(name);
+  }
+};
+
+export const createLedgerTables = async (
+  raw: DynamoDBClient,
+  prefix: string,
+  options: { stream?: boolean } = {},
+) => ({
+  ledgerTable: await createTable(
+    raw,
+    (name) => {
+      const input: CreateTableCommandInput = ledgerCreateTableInput(name);
+      // The stream only feeds the archiver; a bulk-loaded read benchmark need not pay for it.
+      if (options.stream === false) delete input.StreamSpecification;
+      return input;
+    },
+    prefix,
+  ),
   suppressionTable: await createTable(raw, suppressionCreateTableInput, `${prefix}-suppression`),
 });
 
