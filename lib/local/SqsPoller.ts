@@ -11,7 +11,7 @@ import { localLambdaContext } from './lambdaContext.js';
 export type SqsBatchHandler = (
   event: SQSEvent,
   context: Context,
-) => Promise<SQSBatchResponse | undefined | void>;
+) => Promise<SQSBatchResponse | undefined>;
 
 export interface SqsPollerOptions {
   sqs: SQSClient;

@@ -26,7 +26,7 @@ const { handler: dispatch } = await import('../../functions/dispatch/index.js');
 const poller = new SqsPoller({
   sqs: sqsClient({ region: config.region, endpoint: config.endpointSqs! }),
   queueUrl: config.queueUrl,
-  handler: (event, context) => dispatch(event, context, () => undefined) as Promise<void>,
+  handler: async (event, context) => (await dispatch(event, context, () => undefined)) ?? undefined,
   region: config.region,
   functionName: 'sendproof-dispatch-local',
   pollers: 2,
