@@ -8,10 +8,7 @@ import {
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { localLambdaContext } from './lambdaContext.js';
 
-export type SqsBatchHandler = (
-  event: SQSEvent,
-  context: Context,
-) => Promise<SQSBatchResponse | undefined>;
+export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
 export interface SqsPollerOptions {
   sqs: SQSClient;
