@@ -1,5 +1,9 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchEdge } from '../../lib/dispatch/Dispatcher.js';
@@ -23,7 +27,28 @@ import { healthReportIntent, resetIntent } from '../support/fixtures.js';
  * real wait: a seconds/milliseconds mix-up shows here), another process replays every intent.
  * Servers: DynamoDB Local (the run's), the provider simulator on loopback (a test double).
  */
-const WORKER = fileURLToPath(new URL('../support/crashWorker.ts', import.meta.url));
+const WORKER_SOURCE = fileURLToPath(new URL('../support/crashWorker.ts', import.meta.url));
+const TEMPLATES_DIR = fileURLToPath(new URL('../../templates/', import.meta.url));
+let worker = '';
+
+/** One bundle per run: each of the 22 processes then starts without transpiling hundreds of modules. */
+const bundleWorker = async (): Promise<string> => {
+  const outfile = join(mkdtempSync(join(tmpdir(), 'sendproof-crash-')), 'crashWorker.mjs');
+  await build({
+    entryPoints: [WORKER_SOURCE],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    logLevel: 'warning',
+    // CommonJS dependencies (the AWS SDK) call require(); give the ESM bundle one.
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+  });
+  return outfile;
+};
 const EDGES: DispatchEdge[] = [
   'before_claim',
   'after_claim',
@@ -61,7 +86,7 @@ const keyOf = (body: string, channel: 'email' | 'sms') => {
 
 const runWorker = (input: CrashWorkerInput): Promise<{ crash: Crash; stdout: string; stderr: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(input)], {
+    const child = spawn(process.execPath, [worker, JSON.stringify(input)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -92,6 +117,7 @@ const acceptances = (hash: string) =>
   sim.requests().filter((r) => r.idempotencyKey === hash && r.outcome === 'accepted').length;
 
 beforeAll(async () => {
+  worker = await bundleWorker();
   sim = await startProviderSimulator();
   const { raw, doc, endpoint } = localDynamo();
   const table = await createLedgerTable(raw, 'crash');
@@ -104,6 +130,7 @@ beforeAll(async () => {
     simulatorUrl: sim.url,
     leaseMs: LEASE_MS,
     contentHashKey: CONTENT_KEY,
+    templatesDir: TEMPLATES_DIR,
   };
   const attachment = pdfAttachment();
   for (const edge of EDGES) {
