@@ -1,14 +1,12 @@
-import { BatchGetCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/purposes.js';
 import type { SuppressionList } from './port.js';
 import { SUPPRESSION_TABLE } from './tableDefinition.js';
 
-const keyOf = (tenant: string, recipientRef: string, channel: Channel | '*') =>
-  `${tenant}:${recipientRef}:${channel}`;
-
 /**
- * Recipients (by opaque ref) who must not be contacted on a channel, or on any channel (`*`).
- * Checked before every provider attempt, so a bounce-driven suppression also stops pending retries.
+ * Recipients (by opaque ref) who must not be contacted on a channel, or on any channel (`*`). One item
+ * per recipient holds a map of suppressed channels → reason, so the check before every provider attempt
+ * is a single strongly consistent GetItem (a bounce-driven suppression also stops pending retries).
  */
 export class DynamoSuppressionList implements SuppressionList {
   constructor(
@@ -18,20 +16,16 @@ export class DynamoSuppressionList implements SuppressionList {
 
   async isSuppressed(tenant: string, recipientRef: string, channel: Channel) {
     const out = await this.client.send(
-      new BatchGetCommand({
-        RequestItems: {
-          [this.tableName]: {
-            Keys: [
-              { [SUPPRESSION_TABLE.partitionKey]: keyOf(tenant, recipientRef, channel) },
-              { [SUPPRESSION_TABLE.partitionKey]: keyOf(tenant, recipientRef, '*') },
-            ],
-            ConsistentRead: true,
-          },
-        },
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { [SUPPRESSION_TABLE.partitionKey]: `${tenant}:${recipientRef}` },
+        ProjectionExpression: 'channels',
+        ConsistentRead: true,
       }),
     );
-    const hit = out.Responses?.[this.tableName]?.[0] as { reason?: string } | undefined;
-    return hit ? { suppressed: true, reason: hit.reason ?? 'suppressed' } : { suppressed: false };
+    const channels = (out.Item?.channels ?? {}) as Record<string, string>;
+    const reason = channels[channel] ?? channels['*'];
+    return reason ? { suppressed: true, reason } : { suppressed: false };
   }
 
   async suppress(
@@ -41,13 +35,20 @@ export class DynamoSuppressionList implements SuppressionList {
     reason: string,
   ): Promise<void> {
     await this.client.send(
-      new PutCommand({
+      new UpdateCommand({
         TableName: this.tableName,
-        Item: {
-          [SUPPRESSION_TABLE.partitionKey]: keyOf(tenant, recipientRef, channel),
-          reason,
-          createdAt: Date.now(),
-        },
+        Key: { [SUPPRESSION_TABLE.partitionKey]: `${tenant}:${recipientRef}` },
+        UpdateExpression: 'SET channels = if_not_exists(channels, :empty), updatedAt = :now',
+        ExpressionAttributeValues: { ':empty': {}, ':now': Date.now() },
+      }),
+    );
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { [SUPPRESSION_TABLE.partitionKey]: `${tenant}:${recipientRef}` },
+        UpdateExpression: 'SET channels.#channel = :reason',
+        ExpressionAttributeNames: { '#channel': channel },
+        ExpressionAttributeValues: { ':reason': reason },
       }),
     );
   }
