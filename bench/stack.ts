@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ import { DynamoSuppressionList } from '../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord, Ledger } from '../lib/ledger/port.js';
 import { ledgerCreateTableInput, suppressionCreateTableInput } from '../lib/ledger/tableDefinition.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../lib/local/DynamoDbLocal.js';
+import { stopChildProcess } from '../lib/local/processes.js';
 import type { FaultSpecInput } from '../lib/simulator/faults.js';
 import { FileTemplateStore } from '../lib/templates/FileTemplateStore.js';
 import type { Transport } from '../lib/transports/port.js';
@@ -42,17 +43,6 @@ export interface SimulatorProcess {
   stop(): Promise<void>;
 }
 
-const stopChild = async (child: ChildProcess): Promise<void> => {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  }, 3000);
-  await exited;
-  clearTimeout(timer);
-};
-
 export const startSimulatorProcess = async (): Promise<SimulatorProcess> => {
   const child = spawn(process.execPath, ['--import', 'tsx', 'lib/simulator/main.ts', '--port', '0'], {
     cwd: REPO_ROOT,
@@ -69,7 +59,7 @@ export const startSimulatorProcess = async (): Promise<SimulatorProcess> => {
       resolve(line.trim());
     });
   }).catch(async (error) => {
-    await stopChild(child);
+    await stopChildProcess(child);
     throw error;
   });
   const admin = async (method: string, path: string, body?: unknown) => {
@@ -83,7 +73,7 @@ export const startSimulatorProcess = async (): Promise<SimulatorProcess> => {
     url,
     addFault: (spec) => admin('POST', '/_sim/faults', spec),
     reset: () => admin('DELETE', '/_sim'),
-    stop: () => stopChild(child),
+    stop: () => stopChildProcess(child),
   };
 };
 

@@ -555,21 +555,38 @@ export class Dispatcher {
     return Math.floor((now + valid.policy.retentionDays * RETENTION_MS_PER_DAY) / 1000);
   }
 
-  /** Same identity, different content: the mismatch is recorded as its own row and nothing is sent. */
-  private async recordBlocked(existing: DeliveryRecord, hash: string, valid: ValidIntent, channel: Channel) {
-    const now = this.deps.clock.now();
-    const record = buildClaimRecord({
+  /**
+   * The identity fields of a row that records a refusal next to the delivery row (a blocked content
+   * mismatch, an unrenderable intent). It holds no lease: nothing will ever be dispatched from it.
+   */
+  private sideRow(
+    valid: ValidIntent,
+    channel: Channel,
+    hash: string,
+    owner: DeliveryRecord['templateOwner'],
+    now: number,
+  ) {
+    const {
+      leaseOwner: _o,
+      leaseUntil: _u,
+      ...rest
+    } = buildClaimRecord({
       valid,
       channel,
       contentHash: hash,
-      templateOwner: existing.templateOwner,
+      templateOwner: owner,
       workerId: this.deps.workerId,
       now,
       leaseMs: 0,
     });
-    const { leaseOwner: _o, leaseUntil: _u, ...rest } = record;
+    return rest;
+  }
+
+  /** Same identity, different content: the mismatch is recorded as its own row and nothing is sent. */
+  private async recordBlocked(existing: DeliveryRecord, hash: string, valid: ValidIntent, channel: Channel) {
+    const now = this.deps.clock.now();
     await this.deps.ledger.claim({
-      ...rest,
+      ...this.sideRow(valid, channel, hash, existing.templateOwner, now),
       pk: `${existing.pk}#blocked#${hash.slice(3, 19)}`,
       kind: 'blocked',
       state: 'blocked',
@@ -634,18 +651,8 @@ export class Dispatcher {
     error: SendproofError,
   ) {
     const now = this.deps.clock.now();
-    const record = buildClaimRecord({
-      valid,
-      channel,
-      contentHash: '-',
-      templateOwner: 'application',
-      workerId: this.deps.workerId,
-      now,
-      leaseMs: 0,
-    });
-    const { leaseOwner: _o, leaseUntil: _u, ...rest } = record;
     await this.deps.ledger.claim({
-      ...rest,
+      ...this.sideRow(valid, channel, '-', 'application', now),
       pk: `invalid#${dedupeKey}`,
       kind: 'invalid',
       state: 'invalid',

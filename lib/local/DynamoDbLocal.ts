@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createConnection } from 'node:net';
 import { dirname, join } from 'node:path';
 import { freePort, waitFor } from './ports.js';
+import { stopChildProcess } from './processes.js';
 
 export interface RunningDynamoDbLocal {
   endpoint: string;
@@ -47,17 +48,6 @@ const portAccepts = (port: number): Promise<boolean> =>
     });
     socket.once('error', () => resolve(false));
   });
-
-const stopChild = async (child: ChildProcess): Promise<void> => {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  }, 3000);
-  await exited;
-  clearTimeout(timer);
-};
 
 /**
  * Starts AWS's DynamoDB Local (in memory, loopback only) with the machine's Java and waits until it
@@ -106,7 +96,7 @@ export const startDynamoDbLocal = async (
       `DynamoDB Local on port ${port} (log: ${logPath})`,
     );
   } catch (error) {
-    await stopChild(child);
+    await stopChildProcess(child);
     throw error;
   }
   return {
@@ -114,6 +104,6 @@ export const startDynamoDbLocal = async (
     port,
     pid: child.pid!,
     logPath,
-    stop: () => stopChild(child),
+    stop: () => stopChildProcess(child),
   };
 };

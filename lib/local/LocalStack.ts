@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
@@ -14,6 +14,7 @@ import { INTAKE_QUEUE, LOCAL_TIMING } from '../queueDefinition.js';
 import { type RunningProviderSimulator, startProviderSimulator } from '../simulator/ProviderSimulator.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from './DynamoDbLocal.js';
 import { freePort } from './ports.js';
+import { stopChildProcess } from './processes.js';
 
 export interface LocalEndpoints {
   dynamodb: string;
@@ -63,15 +64,6 @@ export const stateFilePath = (stateDir = DEFAULT_STATE_DIR) => resolve(stateDir,
 
 const closeServer = (server: { close(cb?: (err?: Error) => void): unknown }) =>
   new Promise<void>((r) => server.close(() => r()));
-
-const stopChild = async (child: ChildProcess): Promise<void> => {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-};
 
 /**
  * Starts the whole pipeline on loopback with free ports: AWS's DynamoDB Local, fauxqs (SQS + S3),
@@ -185,7 +177,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       stdio: ['ignore', logFd, logFd, 'ipc'],
     });
     closeSync(logFd);
-    cleanups.push(() => stopChild(worker));
+    cleanups.push(() => stopChildProcess(worker, 5_000));
     await new Promise<void>((ready, fail) => {
       const timer = setTimeout(
         () => fail(new Error(`functions worker did not start in 60 s; see ${functionsLog}`)),

@@ -8,7 +8,11 @@ import {
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { localLambdaContext } from './lambdaContext.js';
 
-export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
+/** The Lambda handler's shape: it may answer with batch item failures, or with nothing (all succeeded). */
+export type SqsBatchHandler = (
+  event: SQSEvent,
+  context: Context,
+) => Promise<SQSBatchResponse | undefined> | Promise<void>;
 
 export interface SqsPollerOptions {
   sqs: SQSClient;

@@ -74,7 +74,9 @@ const shutdown = async () => {
   // Writers first; then one last stream round so every transition already in the ledger is archived.
   await Promise.allSettled([poller.stop(), reconciling]);
   await archive.stop();
-  await archive.pollOnce().catch((error) => logger.error('final archive round failed', { error: String(error) }));
+  await archive
+    .pollOnce()
+    .catch((error) => logger.error('final archive round failed', { error: String(error) }));
   process.exit(0);
 };
 process.on('SIGTERM', shutdown);
