@@ -1,0 +1,86 @@
+/**
+ * npm run soak -- [--intents 10000] [--fault-rate 0.05] [--duplicate-rate 0.02] [--seed 42]
+ *                 [--extra-workers 1] [--timeout 1800] [--json report.json]
+ *
+ * The fault-load run on loopback servers only (see soakRun.ts). Prints progress, then the figures;
+ * exits 1 on any violation (a lost intent, a second acceptance, an archive gap, a secret found).
+ */
+import { writeFileSync } from 'node:fs';
+import { Command, InvalidArgumentError } from 'commander';
+import { runSoak, type SoakReport } from './soakRun.js';
+
+const number = (min: number, max: number) => (raw: string) => {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max)
+    throw new InvalidArgumentError(`must be a number between ${min} and ${max}`);
+  return value;
+};
+
+const program = new Command('soak')
+  .description(
+    'Fault-load run: publish intents through the local stack under injected faults and check the ledger, the provider log and the archive',
+  )
+  .option('--intents <n>', 'intents to publish', number(1, 100_000), 10_000)
+  .option('--fault-rate <r>', 'share of intents whose first request meets a fault', number(0, 1), 0.05)
+  .option('--duplicate-rate <r>', 'share of intents published twice', number(0, 1), 0.02)
+  .option('--seed <n>', 'seed for the intent mix, duplicates and faults', number(0, 2 ** 31), 42)
+  .option('--extra-workers <n>', 'dispatcher processes besides the functions worker', number(0, 4), 1)
+  .option('--timeout <s>', 'bound on the run after start-up, in seconds', number(10, 86_400), 1_800)
+  .option('--json <file>', 'also write the report as JSON')
+  .parse();
+
+const opts = program.opts<{
+  intents: number;
+  faultRate: number;
+  duplicateRate: number;
+  seed: number;
+  extraWorkers: number;
+  timeout: number;
+  json?: string;
+}>();
+
+const print = (report: SoakReport) => {
+  const f = report.figures;
+  const kinds = (r: Record<string, number>) =>
+    Object.entries(r)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+  const lines = [
+    '',
+    'Sendproof fault-load run',
+    `  intents               ${f.intents} (+${f.duplicatePublishes} duplicate publishes; ${f.channelsExpected} channel rows expected)`,
+    `  faults planned        ${Object.values(f.faultsPlanned).reduce((a, b) => a + b, 0)}: ${kinds(f.faultsPlanned)}`,
+    `  faults injected       ${Object.values(f.faultsInjected).reduce((a, b) => a + b, 0)}: ${kinds(f.faultsInjected)}`,
+    `  provider requests     ${f.providerRequests} (${f.providerAcceptances} acceptances, ${f.providerAnswersLost} answers lost, ${f.providerReplays} replays under the same key)`,
+    `  duplicates found      ${f.duplicatesFound}`,
+    `  lost                  ${f.lost}`,
+    `  unknown/quarantined   ${f.unknown}/${f.quarantined}`,
+    `  rows by state         ${kinds(f.rowsByState)}`,
+    `  reconciler            ${f.reconcilePasses} passes, ${f.reconcileResolved} resolved, ${f.reconcileQuarantined} quarantined`,
+    `  archive               ${f.archiveTransitions} transitions (ledger ${f.ledgerTransitions})`,
+    `  dead letters          ${f.deadLetters}`,
+    `  secrets found         ${f.secretsFound} (scanned ${f.secretScan.dynamoItems} items, ${f.secretScan.logLines} log lines, ${f.secretScan.metricLines} metric lines, ${f.secretScan.s3Objects} S3 objects, ${f.secretScan.archiveFiles} archive files)`,
+    `  duration              ${f.durationSeconds} s (start-up ${f.startupSeconds} s), ${f.intentsPerSecond} intents/s`,
+  ];
+  for (const w of report.waiting.slice(0, 50))
+    lines.push(`  waiting: ${w.state} ${w.ageSeconds} s  ${w.dedupeKey}${w.why ? `  (${w.why})` : ''}`);
+  if (report.waiting.length > 50) lines.push(`  … ${report.waiting.length - 50} more waiting rows`);
+  lines.push(
+    report.violations.length ? `FAILED: ${report.violations.length} violations` : 'PASSED: no violations',
+  );
+  for (const v of report.violations) lines.push(`  ✗ ${v}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+};
+
+const report = await runSoak({
+  intents: opts.intents,
+  faultRate: opts.faultRate,
+  duplicateRate: opts.duplicateRate,
+  seed: opts.seed,
+  extraWorkers: opts.extraWorkers,
+  timeoutSeconds: opts.timeout,
+  progress: (line) => process.stdout.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
+});
+print(report);
+if (opts.json) writeFileSync(opts.json, `${JSON.stringify(report, null, 2)}\n`);
+process.exit(report.violations.length ? 1 : 0);

@@ -1,0 +1,429 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
+import { dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
+import { loadConfig } from '../../lib/config.js';
+import { systemClock } from '../../lib/domain/clock.js';
+import { PurposeRegistry } from '../../lib/domain/purposes.js';
+import { DEFINITIVE_FAILURES, type DeliveryState, isTerminal } from '../../lib/domain/states.js';
+import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
+import type { DeliveryRecord } from '../../lib/ledger/port.js';
+import { type RunningLocalStack, startLocalStack } from '../../lib/local/LocalStack.js';
+import { publishIntents } from '../../lib/publish/publishIntents.js';
+import { Reconciler } from '../../lib/reconcile/Reconciler.js';
+import type { ActiveFault, FaultKind } from '../../lib/simulator/faults.js';
+import { createTransports } from '../../lib/transports/index.js';
+import { type SecretScanResult, scanForSecrets } from './secretScan.js';
+import { FAULT_MIX, type PlannedIntent, planSoak } from './soakPlan.js';
+
+/**
+ * The fault-load run. One local stack on loopback (DynamoDB Local, fauxqs, the provider simulator for
+ * both channels), the functions worker's two pollers plus `extraWorkers` more dispatcher processes on the
+ * same queue, a deterministic plan of intents, duplicates and faults, then: wait until the queue is empty
+ * and every row has settled, run the reconciler until it changes nothing, and check the claim from three
+ * independent sources — the ledger (scan), the simulator's request log, and the archive (DuckDB).
+ */
+export interface SoakOptions {
+  intents: number;
+  faultRate: number;
+  duplicateRate: number;
+  seed: number;
+  extraWorkers: number;
+  /** The whole run (after start-up) must finish within this; a timeout is a violation, not a hang. */
+  timeoutSeconds: number;
+  stateDir?: string;
+  keepState?: boolean;
+  progress?: (line: string) => void;
+}
+
+export interface WaitingRow {
+  dedupeKey: string;
+  state: DeliveryState;
+  ageSeconds: number;
+  why?: string;
+}
+
+export interface SoakReport {
+  options: Omit<SoakOptions, 'progress'>;
+  figures: {
+    intents: number;
+    published: number;
+    duplicatePublishes: number;
+    channelsExpected: number;
+    faultsPlanned: Record<FaultKind, number>;
+    faultsInjected: Record<FaultKind, number>;
+    providerRequests: number;
+    providerAcceptances: number;
+    providerReplays: number;
+    /** Requests whose answer the simulator dropped (before or after accepting). */
+    providerAnswersLost: number;
+    /** Dedupe keys with more than one provider acceptance. Must be 0. */
+    duplicatesFound: number;
+    /** Intents missing a row for an expected channel, or with a row not terminal and not explicitly waiting. Must be 0. */
+    lost: number;
+    rowsByState: Record<string, number>;
+    unknown: number;
+    quarantined: number;
+    reconcilePasses: number;
+    reconcileResolved: number;
+    reconcileQuarantined: number;
+    ledgerTransitions: number;
+    archiveTransitions: number;
+    deadLetters: number;
+    secretsFound: number;
+    secretScan: SecretScanResult['scanned'];
+    startupSeconds: number;
+    durationSeconds: number;
+    intentsPerSecond: number;
+  };
+  waiting: WaitingRow[];
+  /** Every faulted row's journey: which fault, then the states it went through. */
+  faulted: Array<{ fault: FaultKind; dedupeKey: string; path: string }>;
+  violations: string[];
+}
+
+const SOAK_WORKER = fileURLToPath(new URL('./soakWorker.ts', import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const emptyByKind = (): Record<FaultKind, number> =>
+  Object.fromEntries(FAULT_MIX.map((k) => [k, 0])) as Record<FaultKind, number>;
+/** Rows a run may end in: final, or explicitly waiting for evidence or a human. */
+const WAITING: readonly DeliveryState[] = ['unknown', 'quarantined'];
+const settled = (state: DeliveryState) => isTerminal(state) || WAITING.includes(state);
+
+const queueDepth = async (sqs: SQSClient, url: string): Promise<number> => {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return (
+    Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) +
+    Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+  );
+};
+
+const scanLedger = async (stack: RunningLocalStack): Promise<DeliveryRecord[]> => {
+  const doc = dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb });
+  const rows: DeliveryRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(
+      new ScanCommand({ TableName: stack.state.ledgerTable, ExclusiveStartKey: start, ConsistentRead: true }),
+    );
+    rows.push(...((page.Items ?? []) as DeliveryRecord[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  // Fallback pointers share the table but are not deliveries (no state, no history).
+  return rows.filter((r) => typeof r.state === 'string' && Array.isArray(r.history));
+};
+
+const startExtraWorker = async (stack: RunningLocalStack): Promise<ChildProcess> => {
+  const fd = openSync(stack.state.functionsLog, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', SOAK_WORKER], {
+    // The child reads its settings through lib/config.ts from this environment, as the functions worker does.
+    env: { ...process.env, ...stack.env },
+    stdio: ['ignore', fd, fd, 'ipc'],
+  });
+  closeSync(fd);
+  await new Promise<void>((ready, fail) => {
+    const timer = setTimeout(() => fail(new Error('soak worker did not start in 60 s')), 60_000);
+    child.once('message', () => {
+      clearTimeout(timer);
+      ready();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`soak worker exited with ${code} during start-up`));
+    });
+  });
+  return child;
+};
+
+const stopChild = async (child: ChildProcess) => {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+};
+
+export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
+  const progress = options.progress ?? (() => undefined);
+  const violations: string[] = [];
+  const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'sendproof-soak-'));
+  const bootStarted = Date.now();
+  const stack = await startLocalStack({ stateDir, emailTransport: 'simulator', progress });
+  const workers: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < options.extraWorkers; i += 1) {
+      progress(`starting extra dispatcher process ${i + 1}…`);
+      workers.push(await startExtraWorker(stack));
+    }
+    const startupSeconds = (Date.now() - bootStarted) / 1000;
+    const started = Date.now();
+    const deadline = started + options.timeoutSeconds * 1000;
+    const { state } = stack;
+    const plan = planSoak({
+      intents: options.intents,
+      faultRate: options.faultRate,
+      duplicateRate: options.duplicateRate,
+      seed: options.seed,
+      workDir: stateDir,
+      now: Date.now(),
+    });
+    const faults: Array<{ kind: FaultKind; active: ActiveFault }> = plan.faults.map((f) => ({
+      kind: f.kind,
+      active: stack.simulator.addFault(f.spec),
+    }));
+    const faultsPlanned = emptyByKind();
+    for (const f of plan.faults) faultsPlanned[f.kind] += 1;
+    progress(
+      `plan: ${plan.intents.length} intents, ${plan.duplicates} duplicate publishes, ${plan.faults.length} faults (seed ${options.seed})`,
+    );
+
+    // Act: publish everything (batches of 10, validated), while the workers already consume.
+    const sqs = sqsClient({ region: state.region, endpoint: state.sqs });
+    const bodies = plan.publishOrder.map((i) => plan.intents[i]!.intent);
+    let lastLine = 0;
+    const published = await publishIntents(sqs, state.queueUrl, bodies, {
+      onProgress: (done, total) => {
+        if (Date.now() - lastLine > 2_000 || done === total) {
+          lastLine = Date.now();
+          progress(`published ${done}/${total}`);
+        }
+      },
+    });
+    const refused = published.filter((p) => !p.ok);
+    if (refused.length) violations.push(`${refused.length} intents were refused at publish`);
+
+    // Wait: queue empty and every row settled, twice in a row (a parked message may still be invisible).
+    let quietPolls = 0;
+    let rows: DeliveryRecord[] = [];
+    while (Date.now() < deadline) {
+      await sleep(2_000);
+      const depth = await queueDepth(sqs, state.queueUrl);
+      const requests = stack.simulator.requests().length;
+      if (depth > 0) {
+        quietPolls = 0;
+        progress(
+          `t+${Math.round((Date.now() - started) / 1000)}s queue ${depth}, provider requests ${requests}`,
+        );
+        continue;
+      }
+      rows = await scanLedger(stack);
+      const open = rows.filter((r) => !settled(r.state)).length;
+      progress(
+        `t+${Math.round((Date.now() - started) / 1000)}s queue empty, ${rows.length} rows, ${open} not settled`,
+      );
+      quietPolls = open === 0 ? quietPolls + 1 : 0;
+      if (quietPolls >= 2) break;
+    }
+    if (quietPolls < 2) violations.push(`not quiescent within ${options.timeoutSeconds} s`);
+
+    // Reconcile until a pass changes nothing, with the same adapters the deployed reconciler would use.
+    const config = loadConfig(stack.env);
+    const ledger = new DynamoLedger(
+      dynamoDocumentClient({ region: state.region, endpoint: state.dynamodb }),
+      state.ledgerTable,
+    );
+    let reconcilePasses = 0;
+    let reconcileResolved = 0;
+    let reconcileQuarantined = 0;
+    for (; reconcilePasses < 10; ) {
+      const summary = await new Reconciler({
+        ledger,
+        transports: createTransports(config),
+        purposes: new PurposeRegistry(),
+        clock: systemClock,
+        runId: `soak-${reconcilePasses + 1}`,
+      }).runAll();
+      reconcilePasses += 1;
+      reconcileResolved += summary.resolved;
+      reconcileQuarantined += summary.quarantined;
+      progress(
+        `reconcile pass ${reconcilePasses}: ${summary.processed} unknown rows, ${summary.resolved} resolved, ${summary.quarantined} quarantined, ${summary.left} left`,
+      );
+      if (summary.resolved === 0 && summary.quarantined === 0) break;
+    }
+    rows = await scanLedger(stack);
+    const byPk = new Map(rows.map((r) => [r.pk, r]));
+
+    // Check 1: nothing lost. Every intent has a settled row per expected channel.
+    let lost = 0;
+    let channelsExpected = 0;
+    const lose = (p: PlannedIntent, why: string) => {
+      lost += 1;
+      if (lost <= 20) violations.push(`lost: intent ${p.intent.eventId} (${p.kind}): ${why}`);
+    };
+    for (const p of plan.intents) {
+      const expected = p.delivery === 'all' ? p.channels : [p.channels[0]!];
+      channelsExpected += expected.length;
+      const missing = expected.filter((c) => !byPk.has(p.keys[c]!.pk));
+      if (missing.length) {
+        lose(p, `no row for ${missing.join(', ')}`);
+        continue;
+      }
+      const open = expected.map((c) => byPk.get(p.keys[c]!.pk)!).filter((r) => !settled(r.state));
+      if (open.length) {
+        lose(p, open.map((r) => `${r.channel} is ${r.state}`).join(', '));
+        continue;
+      }
+      if (p.delivery === 'fallback') {
+        // A definitively failed first channel must have led to the next one.
+        const first = byPk.get(p.keys[p.channels[0]!]!.pk)!;
+        const next = p.keys[p.channels[1]!]!;
+        if (DEFINITIVE_FAILURES.includes(first.state)) {
+          channelsExpected += 1;
+          const second = byPk.get(next.pk);
+          if (!second || !settled(second.state))
+            lose(p, `email ${first.state} but sms ${second ? second.state : 'never claimed'}`);
+        } else if (WAITING.includes(first.state) && byPk.has(next.pk)) {
+          violations.push(`fallback ${p.intent.eventId}: sms claimed while email is ${first.state}`);
+        }
+      }
+    }
+    if (lost > 20) violations.push(`… and ${lost - 20} more lost intents`);
+
+    // Check 2: at most one provider acceptance per logical message (per idempotency key).
+    const requests = stack.simulator.requests();
+    // An acceptance is a message the provider stored: an `accepted` answer, or an `accept_then_drop`
+    // whose answer was lost on the wire (logged as `dropped` with a message id). A `replayed` answer
+    // returns the original message and is not a second acceptance. The simulator's message store is a
+    // second, independent count of the same thing.
+    const acceptances = new Map<string, number>();
+    for (const r of requests)
+      if (r.idempotencyKey && (r.outcome === 'accepted' || (r.outcome === 'dropped' && r.messageId)))
+        acceptances.set(r.idempotencyKey, (acceptances.get(r.idempotencyKey) ?? 0) + 1);
+    const stored = new Map<string, number>();
+    for (const m of stack.simulator.messages())
+      if (m.idempotencyKey) stored.set(m.idempotencyKey, (stored.get(m.idempotencyKey) ?? 0) + 1);
+    for (const [key, n] of stored)
+      if (acceptances.get(key) !== n)
+        violations.push(
+          `simulator store has ${n} messages for ${key}, its request log ${acceptances.get(key) ?? 0}`,
+        );
+    const duplicated = [...acceptances.entries()].filter(([, n]) => n > 1);
+    for (const [key, n] of duplicated.slice(0, 20))
+      violations.push(`duplicate: idempotency key ${key} accepted ${n} times`);
+    // The ledger agrees with the provider: an `accepted` row was accepted by the provider exactly once,
+    // and nothing the provider accepted is recorded as a failure.
+    const byHash = new Map(rows.map((r) => [r.idempotencyKey, r]));
+    for (const row of rows.filter((r) => r.state === 'accepted' && r.kind === 'delivery'))
+      if (acceptances.get(row.idempotencyKey) !== 1)
+        violations.push(
+          `ledger says accepted, provider accepted ${acceptances.get(row.idempotencyKey) ?? 0}: ${row.pk} (${row.history.map((h) => `${h.s}${h.why ? `:${h.why}` : ''}`).join(' → ')})`,
+        );
+    for (const [hash] of acceptances) {
+      const row = byHash.get(hash);
+      if (!row || !['accepted', 'unknown', 'quarantined', 'resolved_accepted'].includes(row.state))
+        violations.push(`provider accepted ${hash} but the ledger row is ${row?.state ?? 'missing'}`);
+    }
+
+    // Check 3: every unknown/quarantined row is visible with its age.
+    const now = Date.now();
+    const waiting: WaitingRow[] = rows
+      .filter((r) => WAITING.includes(r.state))
+      .map((r) => ({
+        dedupeKey: r.pk,
+        state: r.state,
+        ageSeconds: Math.round((now - (r.attnAt ?? r.updatedAt)) / 1000),
+        ...(r.history.at(-1)?.why ? { why: r.history.at(-1)!.why! } : {}),
+      }));
+    for (const w of waiting) {
+      const attention = await ledger.listAttention(w.state, { limit: 1000 });
+      if (!attention.items.some((i) => i.pk === w.dedupeKey))
+        violations.push(`${w.state} row not in the attention index: ${w.dedupeKey}`);
+    }
+
+    // Check 4: the archive holds every ledger transition exactly once (waiting for the archiver, bounded).
+    const ledgerTransitions = rows.reduce((n, r) => n + r.history.length, 0);
+    let archiveTransitions = 0;
+    let archiveDistinct = 0;
+    const archiveDeadline = Math.max(deadline, Date.now() + 30_000) + 60_000;
+    do {
+      const audit = await DuckDbAudit.open(state.archiveDir);
+      try {
+        const out = await audit.query(
+          "SELECT count(*) AS n, count(DISTINCT dedupe_key || '#' || CAST(version AS VARCHAR)) AS d FROM transitions",
+        );
+        archiveTransitions = Number(out.rows[0]?.n ?? 0);
+        archiveDistinct = Number(out.rows[0]?.d ?? 0);
+      } finally {
+        audit.close();
+      }
+      if (archiveTransitions >= ledgerTransitions) break;
+      progress(`archive ${archiveTransitions}/${ledgerTransitions} transitions`);
+      await sleep(1_000);
+    } while (Date.now() < archiveDeadline);
+    if (archiveTransitions !== ledgerTransitions)
+      violations.push(`archive has ${archiveTransitions} transitions, the ledger ${ledgerTransitions}`);
+    if (archiveDistinct !== archiveTransitions)
+      violations.push(`archive has ${archiveTransitions - archiveDistinct} repeated transitions`);
+
+    // Check 5: no marker (secret, address, attachment bytes) anywhere Sendproof wrote.
+    progress('scanning DynamoDB, logs, metrics and the archive for secrets…');
+    const scan = await scanForSecrets(state, plan.markers);
+    for (const hit of scan.hits.slice(0, 20)) violations.push(`secret: ${hit.marker} found in ${hit.where}`);
+
+    const deadLetters = await queueDepth(sqs, state.dlqUrl);
+    const faultsInjected = emptyByKind();
+    for (const f of faults) if (f.active.remaining === 0) faultsInjected[f.kind] += 1;
+    const rowsByState: Record<string, number> = {};
+    for (const r of rows) rowsByState[r.state] = (rowsByState[r.state] ?? 0) + 1;
+    const durationSeconds = (Date.now() - started) / 1000;
+    const { progress: _p, ...rest } = options;
+    return {
+      options: rest,
+      figures: {
+        intents: plan.intents.length,
+        published: published.filter((p) => p.ok).length,
+        duplicatePublishes: plan.duplicates,
+        channelsExpected,
+        faultsPlanned,
+        faultsInjected,
+        providerRequests: requests.length,
+        providerAcceptances: [...acceptances.values()].reduce((a, b) => a + b, 0),
+        providerReplays: requests.filter((r) => r.outcome === 'replayed').length,
+        providerAnswersLost: requests.filter((r) => r.outcome === 'dropped').length,
+        duplicatesFound: duplicated.length,
+        lost,
+        rowsByState,
+        unknown: waiting.filter((w) => w.state === 'unknown').length,
+        quarantined: waiting.filter((w) => w.state === 'quarantined').length,
+        reconcilePasses,
+        reconcileResolved,
+        reconcileQuarantined,
+        ledgerTransitions,
+        archiveTransitions,
+        deadLetters,
+        secretsFound: scan.hits.length,
+        secretScan: scan.scanned,
+        startupSeconds: Math.round(startupSeconds * 10) / 10,
+        durationSeconds: Math.round(durationSeconds * 10) / 10,
+        intentsPerSecond: Math.round((plan.intents.length / durationSeconds) * 10) / 10,
+      },
+      waiting,
+      faulted: plan.faults.map((f) => {
+        const pk = plan.intents[f.index]!.keys[f.channel]!.pk;
+        const row = byPk.get(pk);
+        return {
+          fault: f.kind,
+          dedupeKey: pk,
+          path: row ? row.history.map((h) => h.s).join(' → ') : 'no row',
+        };
+      }),
+      violations,
+    };
+  } finally {
+    await Promise.allSettled(workers.map(stopChild));
+    await stack.stop();
+    if (!options.stateDir && !options.keepState) rmSync(stateDir, { recursive: true, force: true });
+  }
+};
