@@ -1,0 +1,144 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { s3Client } from '../../lib/aws/clients.js';
+import { freePort } from '../../lib/local/ports.js';
+import { createLedgerTable, localDynamo } from '../support/dynamo.js';
+import { MARKERS } from '../support/fixtures.js';
+import { scanForSecrets } from './secretScan.js';
+import { FAULT_MIX, PDF_MARKER, planSoak } from './soakPlan.js';
+import { runSoak } from './soakRun.js';
+
+/**
+ * The fault-load run, small: the same code as `npm run soak`, with 300 intents and a 10 % fault mix so
+ * every fault kind occurs. Real servers: the whole local stack (DynamoDB Local, fauxqs, the provider
+ * simulator for both channels, the functions worker) plus one more dispatcher process.
+ */
+describe('fault-load run (small, in the suite)', () => {
+  it('300 intents under faults, duplicates and two dispatcher processes: none lost, no key accepted twice, archive = ledger, no secret anywhere', async () => {
+    // Prepare
+    const lines: string[] = [];
+    // Act
+    const report = await runSoak({
+      intents: 300,
+      faultRate: 0.1,
+      duplicateRate: 0.05,
+      seed: 7,
+      extraWorkers: 1,
+      timeoutSeconds: 90,
+      progress: (line) => lines.push(line),
+    });
+    // Assess
+    const f = report.figures;
+    expect(report.violations).toEqual([]);
+    expect(f.intents).toBe(300);
+    expect(f.published).toBe(300 + f.duplicatePublishes);
+    expect(f.duplicatePublishes).toBeGreaterThan(0);
+    for (const kind of FAULT_MIX) expect(f.faultsInjected[kind], kind).toBeGreaterThan(0);
+    expect(f.faultsInjected).toEqual(f.faultsPlanned);
+    expect(f.duplicatesFound).toBe(0);
+    expect(f.lost).toBe(0);
+    expect(f.secretsFound).toBe(0);
+    expect(f.archiveTransitions).toBe(f.ledgerTransitions);
+    expect(f.providerAcceptances).toBeGreaterThanOrEqual(f.intents - f.faultsInjected.reject);
+    // The scan really read every place: items, log lines, metric lines, archived objects.
+    expect(f.secretScan.dynamoItems).toBeGreaterThanOrEqual(f.channelsExpected);
+    expect(f.secretScan.logLines).toBeGreaterThan(0);
+    expect(f.secretScan.metricLines).toBeGreaterThan(0);
+    expect(f.secretScan.s3Objects).toBeGreaterThan(0);
+    expect(f.secretScan.archiveFiles).toBeGreaterThan(0);
+    // Lost answers were recovered through the ledger (unknown → replay or lookup), never by a blind resend.
+    const dropped = report.faulted.filter((x) => x.fault === 'accept_then_drop');
+    for (const x of dropped) expect(x.path).toMatch(/dispatching → unknown → .*accepted$/);
+    expect(lines.some((l) => l.startsWith('published'))).toBe(true);
+  }, 120_000);
+});
+
+describe('soak plan', () => {
+  it('is deterministic for a seed: the same intents, duplicates and faults pinned to the same keys', () => {
+    // Prepare
+    const dir = mkdtempSync(join(tmpdir(), 'sendproof-plan-'));
+    const options = {
+      intents: 400,
+      faultRate: 0.05,
+      duplicateRate: 0.02,
+      seed: 11,
+      workDir: dir,
+      now: 1_796_000_000_000,
+    };
+    // Act
+    const a = planSoak(options);
+    const b = planSoak(options);
+    const c = planSoak({ ...options, seed: 12 });
+    // Assess
+    expect(b.faults.map((f) => f.spec)).toEqual(a.faults.map((f) => f.spec));
+    expect(b.publishOrder).toEqual(a.publishOrder);
+    expect(c.faults.map((f) => f.spec)).not.toEqual(a.faults.map((f) => f.spec));
+    expect(new Set(a.intents.map((p) => p.kind))).toEqual(
+      new Set(['reset_email', 'receipt', 'health_report_fallback', 'reset_both_channels']),
+    );
+    expect(a.publishOrder).toHaveLength(400 + a.duplicates);
+    for (const f of a.faults)
+      expect(f.spec.match?.idempotencyKey).toBe(a.intents[f.index]!.keys[f.channel]!.hash);
+  });
+});
+
+describe('secret scan (DynamoDB Local, fauxqs S3, files)', () => {
+  it('finds a marker planted in a DynamoDB item, a log line, a metric line, an S3 object and an archive file', async () => {
+    // Prepare
+    const { raw, doc, endpoint } = localDynamo();
+    const table = await createLedgerTable(raw, 'scan');
+    await doc.send(new PutCommand({ TableName: table, Item: { pk: 'planted', note: `x${MARKERS.token}x` } }));
+    const { buildApp } = await import('fauxqs');
+    const fauxqs = buildApp({ logger: false });
+    const port = await freePort();
+    await fauxqs.listen({ port, host: '127.0.0.1' });
+    const s3 = `http://127.0.0.1:${port}`;
+    const client = s3Client({ region: 'us-east-1', endpoint: s3 });
+    await client.send(new CreateBucketCommand({ Bucket: 'scan-archive' }));
+    await client.send(
+      new PutObjectCommand({
+        Bucket: 'scan-archive',
+        Key: 'transitions/dt=2026-11-30/1.jsonl.gz',
+        Body: gzipSync(`{"reason":"${MARKERS.phone}"}\n`),
+      }),
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'sendproof-scan-'));
+    const archiveDir = join(dir, 'archive');
+    mkdirSync(join(archiveDir, 'transitions', 'dt=2026-11-30'), { recursive: true });
+    writeFileSync(
+      join(archiveDir, 'transitions', 'dt=2026-11-30', '1.jsonl.gz'),
+      gzipSync(`{"x":"${PDF_MARKER}"}\n`),
+    );
+    const functionsLog = join(dir, 'functions.log');
+    writeFileSync(
+      functionsLog,
+      `{"level":"INFO","message":"ok"}\n{"level":"WARN","to":"${MARKERS.email}"}\n{"_aws":{"Timestamp":1},"tag":"${MARKERS.email}"}\n`,
+    );
+    try {
+      // Act
+      const result = await scanForSecrets(
+        { dynamodb: endpoint, region: 'us-east-1', functionsLog, archiveDir, s3, bucket: 'scan-archive' },
+        [MARKERS.token, MARKERS.email, MARKERS.phone, PDF_MARKER],
+      );
+      // Assess
+      expect(result.hits).toEqual(
+        expect.arrayContaining([
+          { where: `dynamodb:${table}`, marker: MARKERS.token },
+          { where: 'log', marker: MARKERS.email },
+          { where: 'metric', marker: MARKERS.email },
+          { where: 's3:transitions/dt=2026-11-30/1.jsonl.gz', marker: MARKERS.phone },
+          { where: 'archive:transitions/dt=2026-11-30/1.jsonl.gz', marker: PDF_MARKER },
+        ]),
+      );
+      expect(result.scanned.logLines).toBe(2);
+      expect(result.scanned.metricLines).toBe(1);
+    } finally {
+      await fauxqs.close();
+    }
+  });
+});
