@@ -4,6 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
 import { dynamoClient, dynamoDocumentClient, s3Client } from '../../lib/aws/clients.js';
 import type { LocalState } from '../../lib/local/LocalStack.js';
 
@@ -75,16 +76,24 @@ export const scanForSecrets = async (
   }
 
   const s3 = s3Client({ region: state.region, endpoint: state.s3 });
+  // The archive writes one object per stream batch; read several at a time.
+  const limit = pLimit(16);
   let token: string | undefined;
   do {
     const page = await s3.send(new ListObjectsV2Command({ Bucket: state.bucket, ContinuationToken: token }));
-    for (const object of page.Contents ?? []) {
-      const body = await s3.send(new GetObjectCommand({ Bucket: state.bucket, Key: object.Key! }));
-      const bytes = Buffer.from(await body.Body!.transformToByteArray());
-      const text = object.Key!.endsWith('.gz') ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
-      scanned.s3Objects += 1;
-      hits.push(...hitsIn(text, `s3:${object.Key}`, markers));
-    }
+    await Promise.all(
+      (page.Contents ?? []).map((object) =>
+        limit(async () => {
+          const body = await s3.send(new GetObjectCommand({ Bucket: state.bucket, Key: object.Key! }));
+          const bytes = Buffer.from(await body.Body!.transformToByteArray());
+          const text = object.Key!.endsWith('.gz')
+            ? gunzipSync(bytes).toString('utf8')
+            : bytes.toString('utf8');
+          scanned.s3Objects += 1;
+          hits.push(...hitsIn(text, `s3:${object.Key}`, markers));
+        }),
+      ),
+    );
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
 

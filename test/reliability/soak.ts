@@ -56,11 +56,12 @@ const print = (report: SoakReport) => {
     `  lost                  ${f.lost}`,
     `  unknown/quarantined   ${f.unknown}/${f.quarantined}`,
     `  rows by state         ${kinds(f.rowsByState)}`,
+    `  recovered unknowns    ${f.unknownRecovered.byReplay} by replay under the same key, ${f.unknownRecovered.byLookup} by provider lookup, ${f.unknownRecovered.other} otherwise; ${f.retried} rows retried after retry_wait`,
     `  reconciler            ${f.reconcilePasses} passes, ${f.reconcileResolved} resolved, ${f.reconcileQuarantined} quarantined`,
     `  archive               ${f.archiveTransitions} transitions (ledger ${f.ledgerTransitions})`,
     `  dead letters          ${f.deadLetters}`,
     `  secrets found         ${f.secretsFound} (scanned ${f.secretScan.dynamoItems} items, ${f.secretScan.logLines} log lines, ${f.secretScan.metricLines} metric lines, ${f.secretScan.s3Objects} S3 objects, ${f.secretScan.archiveFiles} archive files)`,
-    `  duration              ${f.durationSeconds} s (start-up ${f.startupSeconds} s), ${f.intentsPerSecond} intents/s`,
+    `  duration              ${f.durationSeconds} s (start-up ${f.startupSeconds} s; all rows settled after ${f.settledSeconds} s, then reconcile, archive catch-up and scan), ${f.intentsPerSecond} intents/s overall`,
   ];
   for (const w of report.waiting.slice(0, 50))
     lines.push(`  waiting: ${w.state} ${w.ageSeconds} s  ${w.dedupeKey}${w.why ? `  (${w.why})` : ''}`);

@@ -69,6 +69,10 @@ export interface SoakReport {
     rowsByState: Record<string, number>;
     unknown: number;
     quarantined: number;
+    /** Rows that went through `unknown` and how they left it: a replay under the same key, a provider lookup. */
+    unknownRecovered: { byReplay: number; byLookup: number; other: number };
+    /** Rows that waited in `retry_wait` (429, connection refused) before their next attempt. */
+    retried: number;
     reconcilePasses: number;
     reconcileResolved: number;
     reconcileQuarantined: number;
@@ -78,6 +82,8 @@ export interface SoakReport {
     secretsFound: number;
     secretScan: SecretScanResult['scanned'];
     startupSeconds: number;
+    /** From the first publish until the queue was empty and every row settled (the dispatch phase). */
+    settledSeconds: number;
     durationSeconds: number;
     intentsPerSecond: number;
   };
@@ -225,6 +231,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       quietPolls = open === 0 ? quietPolls + 1 : 0;
       if (quietPolls >= 2) break;
     }
+    const settledSeconds = (Date.now() - started) / 1000;
     if (quietPolls < 2) violations.push(`not quiescent within ${options.timeoutSeconds} s`);
 
     // Reconcile until a pass changes nothing, with the same adapters the deployed reconciler would use.
@@ -377,6 +384,16 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     for (const f of faults) if (f.active.remaining === 0) faultsInjected[f.kind] += 1;
     const rowsByState: Record<string, number> = {};
     for (const r of rows) rowsByState[r.state] = (rowsByState[r.state] ?? 0) + 1;
+    const unknownRecovered = { byReplay: 0, byLookup: 0, other: 0 };
+    for (const r of rows) {
+      const at = r.history.findIndex((h) => h.s === 'unknown');
+      if (at < 0 || WAITING.includes(r.state)) continue;
+      const next = r.history[at + 1];
+      if (next?.s === 'dispatching') unknownRecovered.byReplay += 1;
+      else if (next?.why?.startsWith('lookup:')) unknownRecovered.byLookup += 1;
+      else unknownRecovered.other += 1;
+    }
+    const retried = rows.filter((r) => r.history.some((h) => h.s === 'retry_wait')).length;
     const durationSeconds = (Date.now() - started) / 1000;
     const { progress: _p, ...rest } = options;
     return {
@@ -397,6 +414,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         rowsByState,
         unknown: waiting.filter((w) => w.state === 'unknown').length,
         quarantined: waiting.filter((w) => w.state === 'quarantined').length,
+        unknownRecovered,
+        retried,
         reconcilePasses,
         reconcileResolved,
         reconcileQuarantined,
@@ -406,6 +425,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         secretsFound: scan.hits.length,
         secretScan: scan.scanned,
         startupSeconds: Math.round(startupSeconds * 10) / 10,
+        settledSeconds: Math.round(settledSeconds * 10) / 10,
         durationSeconds: Math.round(durationSeconds * 10) / 10,
         intentsPerSecond: Math.round((plan.intents.length / durationSeconds) * 10) / 10,
       },
