@@ -341,4 +341,37 @@ describe('intent boundary fuzzing through the SQS handler (DynamoDB Local + prov
     const logs = harness.logger.lines.join('\n');
     for (const marker of [MARKERS.token, MARKERS.email, MARKERS.phone]) expect(logs).not.toContain(marker);
   });
+
+  it('an expiry already in the past is refused at publish, but a queued one becomes an expired row and is never sent', async () => {
+    // Prepare: the dispatcher accepts past expiries on purpose (allowExpired) — a reset that waited too
+    // long in the queue is a fact for the audit trail, not a malformed message.
+    const handler = createSqsHandler(harness.dispatcher({ workerId: 'dispatch:fuzz-expired' }), {
+      concurrency: 5,
+    });
+    let serial = 0;
+    // Act + Assess
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 400 * DAY }), async (ago) => {
+        serial += 1;
+        const intent = resetIntent({
+          eventId: `fuzz-expired-${serial}`,
+          recipient: { ref: `fuzz-exp-${serial}`, email: MARKERS.email },
+          expiresAt: new Date(Date.now() - ago).toISOString(),
+        });
+        const body = JSON.stringify(intent);
+        const refused = parseIntent(body, { purposes, clock: systemClock });
+        expect(refused.ok ? [] : refused.error.issues.map((i) => i.field)).toEqual(['expiresAt']);
+        const response = await handler({
+          Records: [{ messageId: `exp-${serial}`, body, attributes: { ApproximateReceiveCount: '1' } }],
+        } as unknown as SQSEvent);
+        expect(response.batchItemFailures).toEqual([]);
+        const parsed = parseIntent(body, { purposes, clock: systemClock, allowExpired: true });
+        if (!parsed.ok) throw parsed.error;
+        const key = deriveDedupeKey(identityOf(parsed.value.intent, parsed.value.policy, 'email'));
+        expect((await harness.ledger.get(key.readable, true))?.state).toBe('expired');
+        expect(sim.requests().filter((r) => r.idempotencyKey === key.hash)).toEqual([]);
+      }),
+      { numRuns: 20, seed: SEED },
+    );
+  });
 });

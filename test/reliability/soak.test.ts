@@ -29,7 +29,7 @@ describe('fault-load run (small, in the suite)', () => {
       duplicateRate: 0.05,
       seed: 7,
       extraWorkers: 1,
-      timeoutSeconds: 90,
+      timeoutSeconds: 100,
       progress: (line) => lines.push(line),
     });
     // Assess
@@ -55,7 +55,7 @@ describe('fault-load run (small, in the suite)', () => {
     const dropped = report.faulted.filter((x) => x.fault === 'accept_then_drop');
     for (const x of dropped) expect(x.path).toMatch(/dispatching → unknown → .*accepted$/);
     expect(lines.some((l) => l.startsWith('published'))).toBe(true);
-  }, 120_000);
+  }, 180_000);
 });
 
 describe('soak plan', () => {
