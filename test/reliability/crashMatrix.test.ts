@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import pLimit from 'p-limit';
@@ -221,6 +221,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sim?.stop();
+  if (worker) rmSync(dirname(worker), { recursive: true, force: true });
 });
 
 /** What the crashed channel's row looked like between the crash and the replay, per edge. */
