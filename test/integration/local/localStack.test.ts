@@ -168,6 +168,54 @@ describe('npm start: the local stack end to end', () => {
     }
   }, 180_000);
 
+  it('answers the operator commands against the running stack: stats, status, explain, reconcile, dlq, resolve', async () => {
+    // Act
+    const stats = JSON.parse(await cli('stats', '--json')) as {
+      rows: number;
+      byState: Record<string, number>;
+    };
+    const status = JSON.parse(await cli('status', 'e2e-sms', '--json')) as Array<{
+      pk: string;
+      state: string;
+      history: unknown[];
+    }>;
+    const explained = JSON.parse(await cli('explain', 'e2e-sms', '--json')) as {
+      ledger: unknown[];
+      archive: unknown[];
+    };
+    const reconciled = JSON.parse(await cli('reconcile', '--json')) as { processed: number };
+    const dlq = JSON.parse(await cli('dlq', 'list', '--json')) as unknown[];
+    // A decision is only for an unknown or quarantined row: on an accepted one it is refused, visibly.
+    const refused = await cli(
+      'resolve',
+      status[0]!.pk,
+      '--outcome',
+      'accepted',
+      '--reason',
+      'checked',
+      '--operator',
+      'alice',
+      '--json',
+    ).then(
+      () => undefined,
+      (error: { code?: number; stdout?: string }) => error,
+    );
+    // Assess
+    expect(stats).toMatchObject({ rows: 4, byState: { accepted: 4 } });
+    expect(status).toEqual([expect.objectContaining({ state: 'accepted' })]);
+    expect(explained.ledger).toHaveLength(1);
+    expect(explained.archive).toHaveLength(status[0]!.history.length);
+    expect(reconciled.processed).toBe(0);
+    expect(dlq).toEqual([]);
+    expect(refused?.code).not.toBe(0);
+    expect(refused?.stdout).toMatch(/"error"/);
+    const after = JSON.parse(await cli('status', 'e2e-sms', '--json')) as Array<{
+      state: string;
+      history: unknown[];
+    }>;
+    expect(after[0]?.history).toHaveLength(status[0]!.history.length);
+  }, 120_000);
+
   it('stops cleanly on Ctrl-C and leaves no process behind', async () => {
     // Act
     const exited = new Promise<number | null>((r) => stack.once('exit', (code) => r(code)));
