@@ -353,12 +353,9 @@ export class Dispatcher {
         );
         if (expired || listed.suppressed) return this.outcome(row, 'left_for_reconciler');
       }
-      // Gate: expiry, against the current clock, immediately before every attempt.
-      if (row.expiresAt !== undefined && now >= row.expiresAt) {
-        row = await this.move(row, 'expired', 'expired_before_dispatch', { ttl: this.ttlFor(valid, now) });
-        this.deps.metrics?.count(METRIC.expired);
-        return this.outcome(row, 'expired');
-      }
+      // Gate: expiry, against the current clock, before every attempt (and again below).
+      const expiredEarly = await this.expireIfDue(row, valid);
+      if (expiredEarly) return expiredEarly;
       // Gate: suppression list.
       const suppression = await this.deps.suppressions.isSuppressed(
         intent.tenant,
@@ -388,6 +385,10 @@ export class Dispatcher {
         }
         attachments = fetched;
       }
+      // Expiry once more with no I/O left before the dispatching write: the suppression read and the
+      // attachment fetches above can take seconds, and an expired reset must not leave.
+      const expiredLate = await this.expireIfDue(row, valid);
+      if (expiredLate) return expiredLate;
       // Durable `dispatching` first; only then the provider call.
       const attempt = row.attempts + 1;
       const why =
@@ -538,6 +539,18 @@ export class Dispatcher {
       action,
       ...(providerMessageId ? { providerMessageId } : {}),
     };
+  }
+
+  /** `expired` when the intent's expiry has passed by the clock now; an `unknown` row is left as it is. */
+  private async expireIfDue(row: DeliveryRecord, valid: ValidIntent): Promise<ChannelOutcome | undefined> {
+    const now = this.deps.clock.now();
+    if (row.expiresAt === undefined || now < row.expiresAt) return undefined;
+    if (row.state === 'unknown') return this.outcome(row, 'left_for_reconciler');
+    const expired = await this.move(row, 'expired', 'expired_before_dispatch', {
+      ttl: this.ttlFor(valid, now),
+    });
+    this.deps.metrics?.count(METRIC.expired);
+    return this.outcome(expired, 'expired');
   }
 
   /**

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
@@ -198,6 +199,31 @@ describe('dispatcher gates', () => {
     expect(sim.requests()).toHaveLength(0);
     const row = await h.ledger.get(result.channels[0]!.dedupeKey);
     expect(row?.history.at(-1)?.why).toBe('expired_before_dispatch');
+  });
+
+  it('checks expiry again right before dispatching: an attachment fetch that outlasts the expiry ends in expired', async () => {
+    // Prepare: a report that expires in one minute, and an attachment store whose fetch takes two
+    const attachment = pdfAttachment();
+    const slowStore = {
+      fetch: async (uri: string) => {
+        clock.advance(2 * 60_000);
+        return new Uint8Array(await readFile(new URL(uri)));
+      },
+    };
+    const body = JSON.stringify(
+      healthReportIntent({
+        eventId: 'expires-during-fetch',
+        attachments: [attachment],
+        expiresAt: new Date(clock.now() + 60_000).toISOString(),
+      }),
+    );
+    // Act
+    const result = await h.dispatcher({ attachments: slowStore }).handle(body, envelope());
+    // Assess
+    expect(result.channels[0]).toMatchObject({ channel: 'email', state: 'expired' });
+    expect(sim.requests()).toHaveLength(0);
+    const row = await h.ledger.get(result.channels[0]!.dedupeKey);
+    expect(row?.history.map((e) => e.s)).toEqual(['claimed', 'expired']);
   });
 
   it('a suppressed recipient is recorded as suppressed and never sent', async () => {
