@@ -100,11 +100,13 @@ class LostRace extends SendproofError {
 
 const DEFAULT_BACKOFF = { baseMs: 200, capMs: 5_000 };
 const RETENTION_MS_PER_DAY = 86_400_000;
+const MAX_WHY = 120;
 
 /**
  * The dispatcher: from one queue message to provider calls and honest ledger outcomes.
- * Order of gates before any provider call: claim → expiry → suppression → content/attachments →
- * fallback authorization → durable `dispatching` → provider.
+ * Order of gates before any provider call: fallback pointer (which channel may be active at all) →
+ * claim (with the content hash) → expiry → suppression → attachment checksums → expiry again →
+ * durable `dispatching` → provider.
  */
 export class Dispatcher {
   private readonly sleep: (ms: number) => Promise<void>;
@@ -342,17 +344,6 @@ export class Dispatcher {
     let attachments: OutboundMessage['attachments'];
     for (;;) {
       const now = this.deps.clock.now();
-      if (row.state === 'unknown') {
-        // A replay under an enforced key is only worth it while the message is still wanted and allowed;
-        // otherwise the row stays unknown for the reconciler (unknown never becomes expired by itself).
-        const expired = row.expiresAt !== undefined && now >= row.expiresAt;
-        const listed = await this.deps.suppressions.isSuppressed(
-          intent.tenant,
-          intent.recipient.ref,
-          channel,
-        );
-        if (expired || listed.suppressed) return this.outcome(row, 'left_for_reconciler');
-      }
       // Gate: expiry, against the current clock, before every attempt (and again below).
       const expiredEarly = await this.expireIfDue(row, valid);
       if (expiredEarly) return expiredEarly;
@@ -363,6 +354,9 @@ export class Dispatcher {
         channel,
       );
       if (suppression.suppressed) {
+        // A replay of an unknown row is only for a message still allowed; unknown never becomes
+        // suppressed by itself, it stays for the reconciler.
+        if (row.state === 'unknown') return this.outcome(row, 'left_for_reconciler');
         row = await this.move(row, 'suppressed', `suppressed:${suppression.reason ?? 'listed'}`, {
           ttl: this.ttlFor(valid, now),
         });
@@ -372,10 +366,11 @@ export class Dispatcher {
       // Gate: attachments by immutable reference, checksum verified before anything leaves.
       if (channel === 'email' && intent.attachments?.length && !attachments) {
         const fetched = [];
-        for (const ref of intent.attachments) {
+        for (const [index, ref] of intent.attachments.entries()) {
           const bytes = await this.deps.attachments.fetch(ref.uri);
           if (sha256Hex(bytes) !== ref.sha256) {
-            row = await this.move(row, 'blocked', `attachment_checksum_mismatch:${ref.filename}`, {
+            // By position, not file name: a report's file name can carry a patient's name.
+            row = await this.move(row, 'blocked', `attachment_checksum_mismatch:${index + 1}`, {
               ttl: this.ttlFor(valid, now),
             });
             this.deps.metrics?.count(METRIC.blocked);
@@ -419,20 +414,15 @@ export class Dispatcher {
           await this.deps.probe?.('after_outcome', { dedupeKey: row.pk, channel });
           return this.outcome(row, 'sent', result.providerMessageId);
         case 'rejected':
-          row = await this.move(
-            row,
-            'rejected',
-            `provider_rejected:${result.code ?? result.reason}`.slice(0, 120),
-            {
-              attempts: attempt,
-              ttl: this.ttlFor(valid, after),
-            },
-          );
+          row = await this.move(row, 'rejected', `provider_rejected:${result.code ?? result.reason}`, {
+            attempts: attempt,
+            ttl: this.ttlFor(valid, after),
+          });
           this.deps.metrics?.count(METRIC.rejected);
           await this.deps.probe?.('after_outcome', { dedupeKey: row.pk, channel });
           return this.outcome(row, 'rejected_by_provider');
         case 'ambiguous':
-          row = await this.move(row, 'unknown', `ambiguous:${result.reason}`.slice(0, 120), {
+          row = await this.move(row, 'unknown', `ambiguous:${result.reason}`, {
             attempts: attempt,
           });
           this.deps.metrics?.count(METRIC.unknown);
@@ -449,7 +439,7 @@ export class Dispatcher {
           );
         case 'retryable': {
           if (attempt >= policy.maxAttempts) {
-            row = await this.move(row, 'rejected', `retry_budget_exhausted:${result.reason}`.slice(0, 120), {
+            row = await this.move(row, 'rejected', `retry_budget_exhausted:${result.reason}`, {
               attempts: attempt,
               ttl: this.ttlFor(valid, after),
             });
@@ -463,7 +453,7 @@ export class Dispatcher {
             ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
             random: this.random,
           });
-          row = await this.move(row, 'retry_wait', `retryable:${result.reason}`.slice(0, 120), {
+          row = await this.move(row, 'retry_wait', `retryable:${result.reason}`, {
             attempts: attempt,
             nextAttemptAt: after + delay,
           });
@@ -510,7 +500,10 @@ export class Dispatcher {
     }
   }
 
-  /** One conditioned transition; a refusal means another worker owns the row now. */
+  /**
+   * One conditioned transition; a refusal means another worker owns the row now. `why` is a short
+   * machine-readable phrase and is bounded here, once, so no caller can bloat the 1 KB row.
+   */
   private async move(
     row: DeliveryRecord,
     to: DeliveryState,
@@ -523,7 +516,7 @@ export class Dispatcher {
       to,
       expectedVersion: row.version,
       by: this.deps.workerId,
-      why,
+      why: why.slice(0, MAX_WHY),
       set,
       now: this.deps.clock.now(),
     });
@@ -645,9 +638,7 @@ export class Dispatcher {
       createdAt: now,
       updatedAt: now,
       issues,
-      history: [
-        { s: 'invalid', at: now, by: this.deps.workerId, why: `schema:${envelope.messageId}`.slice(0, 120) },
-      ],
+      history: [{ s: 'invalid', at: now, by: this.deps.workerId, why: `schema:${envelope.messageId}` }],
     });
     this.deps.metrics?.count(METRIC.intentsInvalid);
     this.deps.logger.warn('invalid intent recorded', {
@@ -677,9 +668,13 @@ export class Dispatcher {
   }
 }
 
-const HINT = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
+/** No `@` or `+`: a hint that could be an email address or a phone number is not kept. */
+const HINT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-/** Identifiers an operator can search by, taken from an invalid body only when they are well-formed. */
+/**
+ * Identifiers an operator can search by, taken from an invalid body only when they are well-formed and
+ * cannot be an address.
+ */
 const safeHints = (body: string): { tenant?: string; purpose?: string; eventId?: string } => {
   try {
     const value = JSON.parse(body) as Record<string, unknown>;

@@ -163,6 +163,18 @@ export const parseIntent = (
     if (channel === 'sms' && !intent.recipient.phone)
       issues.push({ field: 'recipient.phone', message: 'is required when channels include sms' });
   }
+  // The ref becomes part of the dedupe key, the ledger row and the archive: it must not be the address.
+  const { ref, email, phone } = intent.recipient;
+  if (
+    ref.includes('@') ||
+    (email !== undefined && ref.toLowerCase() === email.toLowerCase()) ||
+    (phone !== undefined && (ref === phone || `+${ref}` === phone))
+  ) {
+    issues.push({
+      field: 'recipient.ref',
+      message: 'must be an opaque reference (a user id), never the email address or phone number',
+    });
+  }
   const delivery = intent.delivery ?? policy?.defaultDelivery ?? 'all';
   if (delivery === 'fallback' && intent.channels.length < 2)
     issues.push({

@@ -133,16 +133,18 @@ export class DynamoLedger implements Ledger {
       values[`:${key}`] = value;
       sets.push(`#${key} = :${key}`);
     }
-    names['#attn'] = 'attn';
-    names['#attnAt'] = 'attnAt';
-    if (ATTENTION_STATES.includes(to)) {
+    // The sparse attention index: written on entering an attention state, cleared on leaving one, and
+    // untouched otherwise (so the happy path never pays for an index write).
+    const entersAttention = ATTENTION_STATES.includes(to);
+    if (entersAttention || ATTENTION_STATES.includes(from)) {
+      names['#attn'] = 'attn';
+      names['#attnAt'] = 'attnAt';
+    }
+    if (entersAttention) {
       values[':attnAt'] = to === 'retry_wait' && request.set?.nextAttemptAt ? request.set.nextAttemptAt : now;
       sets.push('#attn = :to', '#attnAt = :attnAt');
     } else if (ATTENTION_STATES.includes(from)) {
       removes.push('#attn', '#attnAt');
-    } else {
-      delete names['#attn'];
-      delete names['#attnAt'];
     }
     if (!LEASED_STATES.includes(to)) {
       // Leaving the leased states: the lease means nothing any more; drop it rather than carry bytes.

@@ -102,6 +102,28 @@ describe('dispatcher: crash at each edge, then replay the same intent', () => {
     ]);
   });
 
+  it('a replay under an enforced key does not go out to a recipient suppressed meanwhile; the row stays unknown', async () => {
+    // Prepare
+    const body = JSON.stringify(
+      resetIntent(
+        {
+          eventId: 'unknown-then-suppressed',
+          recipient: { ref: 'player-later-suppressed', email: MARKERS.email },
+        },
+        clock.now(),
+      ),
+    );
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop' });
+    const first = await h.dispatcher().handle(body, envelope());
+    await h.suppressions.suppress('acme-games', 'player-later-suppressed', 'email', 'complaint');
+    // Act
+    const replay = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
+    // Assess
+    expect(first.channels[0]?.state).toBe('unknown');
+    expect(replay.channels[0]).toMatchObject({ state: 'unknown', action: 'left_for_reconciler' });
+    expect(sim.requests().map((r) => r.outcome)).toEqual(['dropped']);
+  });
+
   it('the answer was lost on a provider without idempotency keys: unknown, and the replay never sends', async () => {
     // Prepare
     const body = JSON.stringify(resetIntent({ eventId: 'accept-then-drop-nokey' }, clock.now()));
@@ -434,6 +456,20 @@ describe('SQS batch handling', () => {
     expect(accepted()).toHaveLength(1);
     const invalidRows = (await h.ledger.findByEvent('-')).filter((r) => r.kind === 'invalid');
     expect(invalidRows.some((r) => r.issues?.[0]?.field === '(root)')).toBe(true);
+  });
+
+  it('an invalid body keeps searchable ids as hints, but never one that could be an address', async () => {
+    // Prepare: unknown field makes it invalid; the eventId is an email address, the tenant is fine
+    const body = JSON.stringify({ ...resetIntent({}, clock.now()), eventId: MARKERS.email, surprise: 1 });
+    // Act
+    const result = await h.dispatcher().handle(body, envelope());
+    // Assess
+    expect(result.invalid?.issues.map((i) => i.field)).toContain('(root)');
+    const rows = (await h.ledger.findByEvent('-')).filter(
+      (r) => r.kind === 'invalid' && r.tenant === 'acme-games',
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    expect(JSON.stringify(rows)).not.toContain(MARKERS.email);
   });
 
   it('writes no secret and no raw address to the ledger or the logs', async () => {

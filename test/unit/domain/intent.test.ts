@@ -72,6 +72,27 @@ describe('intent boundary', () => {
     expect(fieldsOf(withAttachment)).toEqual(['attachments']);
   });
 
+  it('refuses a recipient ref that is the address itself, since the ref is stored and archived', () => {
+    const now = clock.now();
+    expect(
+      fieldsOf(resetIntent({ recipient: { ref: 'alice@example.com', email: 'alice@example.com' } }, now)),
+    ).toEqual(['recipient.ref']);
+    expect(fieldsOf(resetIntent({ recipient: { ref: 'someone@else.example' } }, now))).toContain(
+      'recipient.ref',
+    );
+    expect(
+      fieldsOf(
+        resetIntent({ channels: ['sms'], recipient: { ref: '15555550123', phone: '+15555550123' } }, now),
+      ),
+    ).toEqual(['recipient.ref']);
+    // A numeric user id that is not the phone number is a perfectly good opaque ref.
+    const ok = parseIntent(
+      resetIntent({ channels: ['sms'], recipient: { ref: '4815162342', phone: '+15555550123' } }, now),
+      deps,
+    );
+    expect(ok.ok).toBe(true);
+  });
+
   it('never echoes a secret or an address in its error', () => {
     // Prepare: an invalid intent that carries both
     const bad = {
