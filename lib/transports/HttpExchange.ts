@@ -17,16 +17,19 @@ export interface ExchangeRequest {
   body?: string | Uint8Array;
   /** Time allowed to open the connection (DNS + TCP + TLS). Default 3 s. */
   connectTimeoutMs?: number;
+  /** Time allowed from the connection to the last byte of the request (a peer that stops reading). Default 10 s. */
+  sendTimeoutMs?: number;
   /** Time allowed from the last byte sent to the last byte of the response. Default 10 s. */
   responseTimeoutMs?: number;
 }
 
 export type ExchangeOutcome =
   | { kind: 'response'; status: number; headers: IncomingHttpHeaders; body: string }
-  | { kind: 'failure'; stage: ExchangeStage; code: string; message: string };
+  | { kind: 'failure'; stage: ExchangeStage; code: string };
 
 export interface ExchangeTimeouts {
   connectTimeoutMs?: number;
+  sendTimeoutMs?: number;
   responseTimeoutMs?: number;
 }
 
@@ -45,17 +48,20 @@ export const exchange = (spec: ExchangeRequest): Promise<ExchangeOutcome> =>
     let stage: ExchangeStage = 'connect';
     let settled = false;
     let connectTimer: NodeJS.Timeout | undefined;
+    let sendTimer: NodeJS.Timeout | undefined;
     let responseTimer: NodeJS.Timeout | undefined;
 
     const settle = (outcome: ExchangeOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(connectTimer);
+      clearTimeout(sendTimer);
       clearTimeout(responseTimer);
       resolve(outcome);
     };
-    const fail = (code: string, message: string) => {
-      settle({ kind: 'failure', stage, code, message });
+    // Only the error code travels on: a provider's or the OS's message text is never needed to classify.
+    const fail = (code: string) => {
+      settle({ kind: 'failure', stage, code });
       req.destroy();
     };
 
@@ -68,29 +74,30 @@ export const exchange = (spec: ExchangeRequest): Promise<ExchangeOutcome> =>
       },
     });
 
-    connectTimer = setTimeout(
-      () => fail('ECONNECTTIMEOUT', 'connection was not established in time'),
-      spec.connectTimeoutMs ?? 3_000,
-    );
+    connectTimer = setTimeout(() => fail('ECONNECTTIMEOUT'), spec.connectTimeoutMs ?? 3_000);
     req.on('socket', (socket) => {
       const connected = () => {
         clearTimeout(connectTimer);
-        if (stage === 'connect') stage = 'send';
+        if (stage !== 'connect') return;
+        stage = 'send';
+        // A peer that accepts the connection and stops reading must not hold the call: the request is
+        // incomplete, so it was never processed (retryable, not ambiguous).
+        sendTimer = setTimeout(() => fail('ESENDTIMEOUT'), spec.sendTimeoutMs ?? 10_000);
       };
       if (socket.connecting) socket.once(secure ? 'secureConnect' : 'connect', connected);
       else connected();
     });
     req.on('finish', () => {
+      // The response may already have settled the exchange (a server that answers early).
+      if (settled) return;
       // The write callback ran: every byte of the request is in the kernel's hands.
       clearTimeout(connectTimer);
+      clearTimeout(sendTimer);
       stage = 'response';
-      responseTimer = setTimeout(
-        () => fail('ERESPONSETIMEOUT', 'no complete response in time after the request was sent'),
-        spec.responseTimeoutMs ?? 10_000,
-      );
+      responseTimer = setTimeout(() => fail('ERESPONSETIMEOUT'), spec.responseTimeoutMs ?? 10_000);
     });
     req.on('error', (error: NodeJS.ErrnoException) => {
-      settle({ kind: 'failure', stage, code: error.code ?? 'EUNKNOWN', message: error.message });
+      settle({ kind: 'failure', stage, code: error.code ?? 'EUNKNOWN' });
     });
     req.on('response', (res) => {
       stage = 'response';
@@ -104,8 +111,8 @@ export const exchange = (spec: ExchangeRequest): Promise<ExchangeOutcome> =>
           body: Buffer.concat(chunks).toString('utf8'),
         });
       });
-      res.on('aborted', () => fail('ECONNRESET', 'response was cut off'));
-      res.on('error', (error: NodeJS.ErrnoException) => fail(error.code ?? 'EUNKNOWN', error.message));
+      res.on('aborted', () => fail('ECONNRESET'));
+      res.on('error', (error: NodeJS.ErrnoException) => fail(error.code ?? 'EUNKNOWN'));
     });
     req.end(body);
   });

@@ -3,7 +3,7 @@ import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './c
 import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
 import { labelsFor, resendTagValue } from './labels.js';
 import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
-import { readJson } from './wire.js';
+import { errorToken, readJson, resolveCredentials } from './wire.js';
 
 export interface ResendTransportOptions {
   /** Default https://api.resend.com; tests point it at a loopback fake. */
@@ -62,11 +62,13 @@ export class ResendTransport implements Transport {
         : {}),
       tags: labelsFor(idempotencyKey, message.tags, resendTagValue),
     };
+    const apiKey = await resolveCredentials(this.options.apiKey);
+    if (!apiKey.ok) return { kind: 'retryable', reason: apiKey.reason };
     const outcome = await exchange({
       method: 'POST',
       url: `${this.baseUrl}/emails`,
       headers: {
-        authorization: `Bearer ${await this.options.apiKey()}`,
+        authorization: `Bearer ${apiKey.value}`,
         'content-type': 'application/json',
         'idempotency-key': idempotencyKey,
       },
@@ -81,7 +83,7 @@ export class ResendTransport implements Transport {
       return { kind: 'accepted', providerMessageId: id };
     }
     const error = readJson<ResendError>(outcome.body) ?? {};
-    const name = typeof error.name === 'string' ? error.name : `http_${status}`;
+    const name = errorToken(error.name, status);
     const retryAfterMs = retryAfterFrom(headers, this.clock.now());
     if (status === 409 && name === 'concurrent_idempotent_requests')
       // The first request under this key is still running; ours was not processed.
@@ -98,10 +100,12 @@ export class ResendTransport implements Transport {
   /** Resend cannot search by idempotency key; with the provider id, `GET /emails/{id}` answers. */
   async lookup(_idempotencyKey: string, providerMessageId?: string): Promise<LookupResult> {
     if (!providerMessageId) return { kind: 'unavailable', reason: 'resend_has_no_lookup_by_key' };
+    const apiKey = await resolveCredentials(this.options.apiKey);
+    if (!apiKey.ok) return { kind: 'unavailable', reason: apiKey.reason };
     const outcome = await exchange({
       method: 'GET',
       url: `${this.baseUrl}/emails/${encodeURIComponent(providerMessageId)}`,
-      headers: { authorization: `Bearer ${await this.options.apiKey()}` },
+      headers: { authorization: `Bearer ${apiKey.value}` },
       ...this.options.timeouts,
     });
     if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `lookup_failed:${outcome.code}` };

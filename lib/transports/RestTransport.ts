@@ -3,7 +3,7 @@ import type { Channel } from '../domain/purposes.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
 import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
-import { readJson } from './wire.js';
+import { errorToken, readJson, resolveCredentials } from './wire.js';
 
 export interface RestTransportOptions {
   baseUrl: string;
@@ -73,11 +73,13 @@ export class RestTransport implements Transport {
             ...tags,
           }
         : { to: message.to, text: message.text, ...tags };
+    const auth = await resolveCredentials(() => this.headers());
+    if (!auth.ok) return { kind: 'retryable', reason: auth.reason };
     const outcome = await exchange({
       method: 'POST',
       url: `${this.baseUrl}/v1/${this.channel}/send`,
       headers: {
-        ...(await this.headers()),
+        ...auth.value,
         'content-type': 'application/json',
         'idempotency-key': idempotencyKey,
       },
@@ -92,8 +94,7 @@ export class RestTransport implements Transport {
       const replayed = String(headers['idempotent-replayed']).toLowerCase() === 'true';
       return { kind: 'accepted', providerMessageId: id, ...(replayed ? { replayed } : {}) };
     }
-    const error = readJson<{ error?: unknown }>(outcome.body)?.error;
-    const name = typeof error === 'string' ? error : `http_${status}`;
+    const name = errorToken(readJson<{ error?: unknown }>(outcome.body)?.error, status);
     const retryAfterMs = retryAfterFrom(headers, this.clock.now());
     if (status === 409 && name === 'invalid_idempotent_request')
       return { kind: 'rejected', reason: name, code: 'idempotency_mismatch' };
@@ -125,10 +126,12 @@ export class RestTransport implements Transport {
   private async get(
     path: string,
   ): Promise<{ kind: 'ok'; json: unknown } | Extract<LookupResult, { kind: 'not_found' | 'unavailable' }>> {
+    const auth = await resolveCredentials(() => this.headers());
+    if (!auth.ok) return { kind: 'unavailable', reason: auth.reason };
     const outcome = await exchange({
       method: 'GET',
       url: `${this.baseUrl}${path}`,
-      headers: await this.headers(),
+      headers: auth.value,
       ...this.options.timeouts,
     });
     if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `lookup_failed:${outcome.code}` };

@@ -2,7 +2,7 @@ import { type Clock, systemClock } from '../domain/clock.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
 import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
-import { readJson } from './wire.js';
+import { readJson, resolveCredentials } from './wire.js';
 
 export interface TwilioCredentials {
   accountSid: string;
@@ -77,7 +77,9 @@ export class TwilioTransport implements Transport {
         String(Math.min(VALIDITY_MAX_SECONDS, Math.max(VALIDITY_MIN_SECONDS, remaining))),
       );
     }
-    const { accountSid, authorization } = await this.authorised();
+    const auth = await resolveCredentials(() => this.authorised());
+    if (!auth.ok) return { kind: 'retryable', reason: auth.reason };
+    const { accountSid, authorization } = auth.value;
     const outcome = await exchange({
       method: 'POST',
       url: `${this.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`,
@@ -109,7 +111,9 @@ export class TwilioTransport implements Transport {
   /** `GET …/Messages/{Sid}.json`. Without a SID there is nothing to ask: Twilio has no key to search by. */
   async lookup(_idempotencyKey: string, providerMessageId?: string): Promise<LookupResult> {
     if (!providerMessageId) return { kind: 'unavailable', reason: 'twilio_has_no_lookup_by_key' };
-    const { accountSid, authorization } = await this.authorised();
+    const auth = await resolveCredentials(() => this.authorised());
+    if (!auth.ok) return { kind: 'unavailable', reason: auth.reason };
+    const { accountSid, authorization } = auth.value;
     const outcome = await exchange({
       method: 'GET',
       url: `${this.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages/${encodeURIComponent(providerMessageId)}.json`,
@@ -123,7 +127,11 @@ export class TwilioTransport implements Transport {
     if (typeof found?.sid !== 'string') return { kind: 'unavailable', reason: 'lookup_unreadable' };
     // `failed`: Twilio took the request but could not send it (e.g. queue overflow, unreachable carrier).
     if (found.status === 'failed')
-      return { kind: 'rejected', reason: `twilio_status_failed:${String(found.error_code ?? 'unknown')}` };
+      return {
+        kind: 'rejected',
+        // Twilio error codes are numbers; anything else is not recorded.
+        reason: `twilio_status_failed:${typeof found.error_code === 'number' ? found.error_code : 'unknown'}`,
+      };
     return { kind: 'accepted', providerMessageId: found.sid };
   }
 }

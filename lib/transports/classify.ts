@@ -113,7 +113,7 @@ export const classifyAwsError = (error: unknown, table: AwsErrorTable, nowMs: nu
     const kind = table[name];
     if (kind === 'retryable')
       return { kind, reason, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
-    if (kind === 'rejected') return { kind, reason, code: name };
+    if (kind === 'rejected') return { kind, reason, code: reason };
     if (kind === 'ambiguous') return { kind, reason: `provider_error_after_send:${reason}` };
     return classifyHttpStatus(status, {
       reason,

@@ -19,7 +19,6 @@ describe('classification rules (pure)', () => {
       kind: 'failure',
       stage: 'connect',
       code: 'ECONNREFUSED',
-      message: '',
     });
 
     // Assess
@@ -32,7 +31,6 @@ describe('classification rules (pure)', () => {
       kind: 'failure',
       stage: 'response',
       code: 'ENOTFOUND',
-      message: '',
     });
 
     // Assess
@@ -41,7 +39,7 @@ describe('classification rules (pure)', () => {
 
   it('a failure before the last byte was written is retryable: the server never had a whole request', () => {
     // Act
-    const result = classifyExchangeFailure({ kind: 'failure', stage: 'send', code: 'EPIPE', message: '' });
+    const result = classifyExchangeFailure({ kind: 'failure', stage: 'send', code: 'EPIPE' });
 
     // Assess
     expect(result).toEqual({ kind: 'retryable', reason: 'request_not_fully_sent:EPIPE' });
@@ -53,13 +51,11 @@ describe('classification rules (pure)', () => {
       kind: 'failure',
       stage: 'response',
       code: 'ECONNRESET',
-      message: '',
     });
     const timeout = classifyExchangeFailure({
       kind: 'failure',
       stage: 'response',
       code: 'ERESPONSETIMEOUT',
-      message: '',
     });
 
     // Assess

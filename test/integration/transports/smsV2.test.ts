@@ -144,7 +144,8 @@ describe('SmsV2Transport against an AWS JSON 1.0 End User Messaging SMS fake', (
     expect(result).toEqual({
       kind: 'rejected',
       reason: 'ValidationException:INVALID_PARAMETER',
-      code: 'ValidationException',
+      // The service's Reason travels with the code, so the ledger can tell an opt-out from a bad number.
+      code: 'ValidationException:INVALID_PARAMETER',
     });
   });
 

@@ -1,0 +1,70 @@
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../../lib/domain/errors.js';
+import {
+  type RunningProviderSimulator,
+  startProviderSimulator,
+} from '../../../lib/simulator/ProviderSimulator.js';
+import { classifyExchangeFailure } from '../../../lib/transports/classify.js';
+import { exchange } from '../../../lib/transports/HttpExchange.js';
+import { RestTransport } from '../../../lib/transports/RestTransport.js';
+import { errorToken } from '../../../lib/transports/wire.js';
+import { emailMessage } from '../../support/fakes/outbound.js';
+
+// Real sockets on 127.0.0.1: a peer that accepts and never reads, and the provider simulator.
+let stalled: Server;
+let stalledPort: number;
+let sim: RunningProviderSimulator;
+beforeAll(async () => {
+  stalled = createServer((socket) => socket.pause());
+  await new Promise<void>((r) => stalled.listen(0, '127.0.0.1', () => r()));
+  stalledPort = (stalled.address() as { port: number }).port;
+  sim = await startProviderSimulator();
+});
+afterAll(async () => {
+  await new Promise<void>((r) => stalled.close(() => r()));
+  await sim.stop();
+});
+
+describe('transport hardening', () => {
+  it('a peer that accepts the connection and stops reading is a send timeout: never processed, retryable', async () => {
+    // Prepare: a body far larger than the socket buffers, so the request cannot finish
+    const body = 'x'.repeat(32 * 1024 * 1024);
+    // Act
+    const outcome = await exchange({
+      method: 'POST',
+      url: `http://127.0.0.1:${stalledPort}/v1/email/send`,
+      headers: { 'content-type': 'text/plain' },
+      body,
+      sendTimeoutMs: 300,
+    });
+    // Assess
+    expect(outcome).toEqual({ kind: 'failure', stage: 'send', code: 'ESENDTIMEOUT' });
+    if (outcome.kind === 'failure') expect(classifyExchangeFailure(outcome).kind).toBe('retryable');
+  });
+
+  it('credentials that cannot be fetched mean the request never left: retryable, not an ambiguous send', async () => {
+    // Prepare
+    const transport = new RestTransport({
+      baseUrl: sim.url,
+      channel: 'email',
+      apiKey: async () => {
+        throw new ConfigurationError('provider secret has no restApiKey');
+      },
+    });
+    // Act
+    const result = await transport.send(emailMessage(), 'k'.repeat(64));
+    const lookup = await transport.lookup('k'.repeat(64));
+    // Assess
+    expect(result).toEqual({ kind: 'retryable', reason: 'credentials_unavailable:ConfigurationError' });
+    expect(lookup).toEqual({ kind: 'unavailable', reason: 'credentials_unavailable:ConfigurationError' });
+    expect(sim.requests()).toHaveLength(0);
+  });
+
+  it('a provider error name that is free text (it may echo the address) is recorded as the HTTP status only', () => {
+    expect(errorToken('invalid_destination', 422)).toBe('invalid_destination');
+    expect(errorToken('invalid recipient bob@example.com', 422)).toBe('http_422');
+    expect(errorToken({ nested: 'x' }, 500)).toBe('http_500');
+    expect(errorToken('x'.repeat(65), 400)).toBe('http_400');
+  });
+});
