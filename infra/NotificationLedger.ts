@@ -43,6 +43,8 @@ export interface SmsChannelProps {
    * from. The construct creates the SMS configuration set and its SNS event destination.
    */
   originationIdentityArn?: string;
+  /** twilio only: the sender — a Twilio phone number (E.164) or a Messaging Service SID (`MG…`). */
+  senderId?: string;
 }
 
 export interface NotificationLedgerProps {
@@ -165,6 +167,9 @@ export class NotificationLedger extends Construct {
         .setEnv(ENV.emailFrom, props.email.fromAddress)
         .setEnv(ENV.purposes, purposesJson);
       if (props.restBaseUrl) fn.setEnv(ENV.restBaseUrl, props.restBaseUrl);
+      // Twilio's sender is not an AWS identity; the adapter reads it from the same setting.
+      if (props.sms.transport === 'twilio' && props.sms.senderId)
+        fn.setEnv(ENV.smsOriginationIdentity, props.sms.senderId);
       if (props.providerSecret) fn.bindProviderSecret(props.providerSecret);
       return fn;
     };
@@ -268,6 +273,11 @@ const validate = (props: NotificationLedgerProps): void => {
   const problems: string[] = [];
   if (props.email.transport === 'ses' && !props.email.sesIdentity) {
     problems.push('email.sesIdentity is required with the ses transport');
+  }
+  if (props.sms.transport === 'twilio' && !props.sms.senderId) {
+    problems.push(
+      'sms.senderId (a Twilio number or MG… Messaging Service SID) is required with the twilio transport',
+    );
   }
   if (props.sms.transport === 'sms-v2' && !props.sms.originationIdentityArn) {
     problems.push('sms.originationIdentityArn is required with the sms-v2 transport');

@@ -62,6 +62,10 @@ const ContextSchema = z.object({
     z.strictObject({
       transport: z.enum(['sms-v2', 'twilio', 'rest', 'simulator']),
       originationIdentityArn: z.string().startsWith('arn:').optional(),
+      senderId: z
+        .string()
+        .regex(/^(\+[1-9]\d{6,14}|MG[0-9a-f]{32})$/, 'a Twilio E.164 number or MG… SID')
+        .optional(),
     }),
   ).default({ transport: 'simulator' }),
   providerSecretArn: z.string().startsWith('arn:').optional(),

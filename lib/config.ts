@@ -37,7 +37,7 @@ export const ENV = {
 const optionalUrl = z.url().optional();
 
 export const ConfigSchema = z.object({
-  ledgerTable: z.string().min(3),
+  ledgerTable: z.string().min(3).optional(),
   suppressionTable: z.string().min(3).optional(),
   archiveBucket: z.string().min(3).optional(),
   archiveMirrorDir: z.string().optional(),
@@ -95,4 +95,27 @@ export const loadConfig = (env: Readonly<Record<string, string | undefined>> = p
     throw new ConfigurationError(`invalid configuration: ${fields.join('; ')}`);
   }
   return parsed.data;
+};
+
+/**
+ * What each Lambda entry needs at cold start. Entries call `requireSettings` with their list, and the
+ * infra tests check every synthesized function environment against the same lists, so a function can
+ * never be deployed without a setting its entry reads.
+ */
+export const FUNCTION_SETTINGS = {
+  dispatch: ['ledgerTable', 'suppressionTable'],
+  reconcile: ['ledgerTable'],
+  evidence: ['ledgerTable'],
+  archive: ['archiveBucket'],
+} as const satisfies Record<string, ReadonlyArray<keyof Config>>;
+
+export type FunctionName = keyof typeof FUNCTION_SETTINGS;
+
+export const requireSettings = <K extends keyof Config>(
+  config: Config,
+  keys: readonly K[],
+): Config & { [P in K]-?: NonNullable<Config[P]> } => {
+  const missing = keys.filter((key) => config[key] === undefined).map((key) => ENV[key as keyof typeof ENV]);
+  if (missing.length > 0) throw new ConfigurationError(`missing configuration: ${missing.join(', ')}`);
+  return config as Config & { [P in K]-?: NonNullable<Config[P]> };
 };

@@ -1,17 +1,17 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AttachmentStore, UriAttachmentStore } from './attachments/AttachmentStore.js';
-import { dynamoDocumentClient, s3Client } from './aws/clients.js';
-import type { Config } from './config.js';
+import { s3Client } from './aws/clients.js';
+import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
 import { ConfigurationError } from './domain/errors.js';
-import { PurposeRegistry } from './domain/purposes.js';
-import { DynamoLedger } from './ledger/DynamoLedger.js';
+import type { PurposeRegistry } from './domain/purposes.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 import type { Ledger, SuppressionList } from './ledger/port.js';
 import { FileTemplateStore } from './templates/FileTemplateStore.js';
 import type { TemplateRenderer } from './templates/port.js';
-import { createTransports, type ProviderSecrets } from './transports/index.js';
+import { transportsFor } from './transports/configured.js';
 import type { Transport } from './transports/port.js';
+import { documentClientFor, ledgerFor, purposesFor } from './wiring.js';
 
 /** Everything a function needs, built once per process (a Lambda cold start or the local stack). */
 export interface Runtime {
@@ -43,31 +43,20 @@ const resolveContentHashKey = async (config: Config): Promise<string> => {
   );
 };
 
-const providerSecrets = (config: Config): (() => Promise<ProviderSecrets>) | undefined => {
-  const arn = config.providerSecretArn;
-  if (!arn) return undefined;
-  // Powertools caches the value for five minutes, so a rotated key is picked up without a restart.
-  return async () => (await getSecret(arn, { maxAge: 300, transform: 'json' })) as ProviderSecrets;
-};
-
 export const createRuntime = async (config: Config): Promise<Runtime> => {
-  const documentClient = dynamoDocumentClient({
-    region: config.region,
-    ...(config.endpointDynamoDb ? { endpoint: config.endpointDynamoDb } : {}),
-  });
-  if (!config.suppressionTable) throw new ConfigurationError('SENDPROOF_SUPPRESSION_TABLE is required');
-  const secrets = providerSecrets(config);
+  const settings = requireSettings(config, FUNCTION_SETTINGS.dispatch);
+  const documentClient = documentClientFor(config);
   return {
     config,
     documentClient,
-    ledger: new DynamoLedger(documentClient, config.ledgerTable),
-    suppressions: new DynamoSuppressionList(documentClient, config.suppressionTable),
+    ledger: ledgerFor(config, documentClient),
+    suppressions: new DynamoSuppressionList(documentClient, settings.suppressionTable),
     renderer: new FileTemplateStore(config.templatesDir),
-    transports: createTransports(config, secrets ? { providerSecrets: secrets } : {}),
+    transports: transportsFor(config),
     attachments: new UriAttachmentStore(
       s3Client({ region: config.region, ...(config.endpointS3 ? { endpoint: config.endpointS3 } : {}) }),
     ),
-    purposes: PurposeRegistry.withOverrides(config.purposes),
+    purposes: purposesFor(config),
     contentHashKey: await resolveContentHashKey(config),
   };
 };

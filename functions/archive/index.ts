@@ -3,7 +3,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { createArchiver } from '../../lib/archive/archiver.js';
 import { s3Client } from '../../lib/aws/clients.js';
-import { loadConfig } from '../../lib/config.js';
+import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { ConfigurationError } from '../../lib/domain/errors.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 
@@ -12,7 +12,7 @@ import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability
  * lib/archive/archiver.ts. Bisect-on-error, retries, maximum record age and the on-failure destination
  * are event-source settings (infra/); IteratorAge is the alarm that says the archive is falling behind.
  */
-const config = loadConfig();
+const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.archive);
 if (!config.archiveBucket)
   throw new ConfigurationError('SENDPROOF_ARCHIVE_BUCKET is required by the archiver');
 

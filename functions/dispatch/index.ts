@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSHandler } from 'aws-lambda';
-import { loadConfig } from '../../lib/config.js';
+import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { Dispatcher } from '../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
 import { systemClock } from '../../lib/domain/clock.js';
@@ -10,7 +10,7 @@ import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { createRuntime } from '../../lib/runtime.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.
-const config = loadConfig();
+const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.dispatch);
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 const runtime = await createRuntime(config);

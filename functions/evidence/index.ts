@@ -1,14 +1,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { dynamoDocumentClient } from '../../lib/aws/clients.js';
-import { loadConfig } from '../../lib/config.js';
+import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
-import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { EvidenceRecorder } from '../../lib/evidence/EvidenceRecorder.js';
 import { parseLambdaEvent } from '../../lib/evidence/events.js';
-import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { ledgerFor, purposesFor } from '../../lib/wiring.js';
 import { powertoolsSink } from '../reconcile/metricsSink.js';
 
 /**
@@ -16,18 +14,12 @@ import { powertoolsSink } from '../reconcile/metricsSink.js';
  * (SNS) → ledger transitions. An infrastructure failure throws, so the async invocation is retried and
  * then lands on the DLQ; an event that is not evidence is logged (without addresses) and acknowledged.
  */
-const config = loadConfig();
+const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.evidence);
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 const recorder = new EvidenceRecorder({
-  ledger: new DynamoLedger(
-    dynamoDocumentClient({
-      region: config.region,
-      ...(config.endpointDynamoDb ? { endpoint: config.endpointDynamoDb } : {}),
-    }),
-    config.ledgerTable,
-  ),
-  purposes: PurposeRegistry.withOverrides(config.purposes),
+  ledger: ledgerFor(config),
+  purposes: purposesFor(config),
   clock: systemClock,
   logger,
   metrics: powertoolsSink(metrics),

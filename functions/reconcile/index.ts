@@ -1,43 +1,25 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Context } from 'aws-lambda';
-import { dynamoDocumentClient } from '../../lib/aws/clients.js';
-import { loadConfig } from '../../lib/config.js';
+import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
-import { PurposeRegistry } from '../../lib/domain/purposes.js';
-import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconciler.js';
-import { createTransports, type ProviderSecrets } from '../../lib/transports/index.js';
+import { transportsFor } from '../../lib/transports/configured.js';
+import { ledgerFor, purposesFor } from '../../lib/wiring.js';
 import { powertoolsSink } from './metricsSink.js';
 
 /**
  * Reconcile Lambda, one page per invocation; the Step Functions loop (infra/constructs/ReconcilerWorkflow)
  * passes the cursor back in until `hasMore` is false. Only wiring lives here: lib/reconcile is the logic.
  */
-const config = loadConfig();
+const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.reconcile);
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
-const ledger = new DynamoLedger(
-  dynamoDocumentClient({
-    region: config.region,
-    ...(config.endpointDynamoDb ? { endpoint: config.endpointDynamoDb } : {}),
-  }),
-  config.ledgerTable,
-);
-const secretArn = config.providerSecretArn;
-// Lookups call the provider, so they need its credentials; Powertools caches the secret for five minutes.
-const transports = createTransports(
-  config,
-  secretArn
-    ? {
-        providerSecrets: async () =>
-          (await getSecret(secretArn, { maxAge: 300, transform: 'json' })) as ProviderSecrets,
-      }
-    : {},
-);
-const purposes = PurposeRegistry.withOverrides(config.purposes);
+const ledger = ledgerFor(config);
+// Lookups call the provider, so they need its credentials (cached by Powertools for five minutes).
+const transports = transportsFor(config);
+const purposes = purposesFor(config);
 
 export const handler = async (
   event: { cursor?: string } | null | undefined,

@@ -3,6 +3,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambdaDestinations from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as ses from 'aws-cdk-lib/aws-ses';
 import * as smsvoice from 'aws-cdk-lib/aws-smsvoice';
@@ -68,6 +69,13 @@ export class EvidenceRecorder extends Construct {
       'AwsSolutions-SQS3',
       'This queue is the dead-letter queue for undeliverable evidence events.',
     );
+    // The subscription and rule DLQs only catch failures to *deliver* to Lambda. Once Lambda accepts the
+    // asynchronous invocation, a function error is retried twice and then discarded unless the function
+    // itself has an on-failure destination: evidence must end on the DLQ, never silently.
+    this.function.fn.configureAsyncInvoke({
+      retryAttempts: 2,
+      onFailure: new lambdaDestinations.SqsDestination(this.dlq),
+    });
 
     // SMS events: End User Messaging SMS publishes to SNS; CloudFormation can declare the destination
     // (AWS::SMSVOICE::ConfigurationSet EventDestinations[].SnsDestination), so no manual step is needed.

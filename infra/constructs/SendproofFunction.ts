@@ -15,18 +15,13 @@ import { fromRepoRoot } from './paths.js';
 
 export type TableAccess = 'read' | 'readwrite';
 
-/** Item-level actions only: no Scan, no table management, no DescribeTable. Transactions use these too. */
+/**
+ * Exactly the item-level actions lib/ledger uses (GetItem, Query, PutItem, UpdateItem): no Scan, no
+ * delete (rows leave by TTL only), no batch or transaction actions, no table management.
+ */
 const TABLE_ACTIONS: Record<TableAccess, string[]> = {
-  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'],
-  readwrite: [
-    'dynamodb:GetItem',
-    'dynamodb:BatchGetItem',
-    'dynamodb:Query',
-    'dynamodb:ConditionCheckItem',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:DeleteItem',
-  ],
+  read: ['dynamodb:GetItem', 'dynamodb:Query'],
+  readwrite: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
 };
 
 export interface SendproofFunctionProps {

@@ -9,22 +9,26 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { startLocalArchive } from '../archive/LocalArchive.js';
 import { sqsClient } from '../aws/clients.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, requireSettings } from '../config.js';
 import { SERVICE_NAME } from '../observability.js';
 import { LOCAL_TIMING } from '../queueDefinition.js';
 import { localLambdaContext } from './lambdaContext.js';
 import { SqsPoller } from './SqsPoller.js';
 
-const config = loadConfig();
+const config = requireSettings(loadConfig(), [
+  'ledgerTable',
+  'queueUrl',
+  'endpointDynamoDb',
+  'endpointSqs',
+  'endpointS3',
+  'archiveBucket',
+]);
 const logger = new Logger({ serviceName: SERVICE_NAME });
-if (!config.queueUrl || !config.endpointDynamoDb || !config.endpointS3 || !config.archiveBucket) {
-  throw new Error('the local functions worker needs queue, DynamoDB, S3 and bucket settings');
-}
 
 // Importing the entry module runs its cold-start code with this process's environment, as Lambda would.
 const { handler: dispatch } = await import('../../functions/dispatch/index.js');
 const poller = new SqsPoller({
-  sqs: sqsClient({ region: config.region, endpoint: config.endpointSqs! }),
+  sqs: sqsClient({ region: config.region, endpoint: config.endpointSqs }),
   queueUrl: config.queueUrl,
   handler: async (event, context) => (await dispatch(event, context, () => undefined)) ?? undefined,
   region: config.region,

@@ -50,7 +50,7 @@ describe('cdk-nag AwsSolutions', () => {
       // Prepare
       const { app, stack } = synthStack((scope) => ({
         email: { transport: 'resend', fromAddress: 'no-reply@example.com' },
-        sms: { transport: 'twilio' },
+        sms: { transport: 'twilio', senderId: '+15555550100' },
         providerSecret: importedSecret(scope),
         attachments: {
           bucket: s3.Bucket.fromBucketName(scope, 'Attachments', 'acme-attachments'),

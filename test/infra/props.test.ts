@@ -75,7 +75,7 @@ describe('NotificationLedger with Resend, Twilio, a provider secret, attachments
       alarmTopicArn = topic.topicArn;
       return {
         email: { transport: 'resend', fromAddress: 'no-reply@example.com' },
-        sms: { transport: 'twilio' },
+        sms: { transport: 'twilio', senderId: '+15555550100' },
         providerSecret: secretsmanager.Secret.fromSecretCompleteArn(scope, 'Provider', PROVIDER_SECRET_ARN),
         purposes: [{ ...BUILT_IN_PURPOSES[1]!, purpose: 'invoice', policyVersion: 'invoice/1' }],
         alarmTopic: topic,

@@ -1,0 +1,22 @@
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import type { Config } from '../config.js';
+import { createTransports, type ProviderSecrets } from './index.js';
+import type { Transport } from './port.js';
+
+/**
+ * The configured email and SMS transports, with provider credentials read from the secret at
+ * SENDPROOF_PROVIDER_SECRET_ARN (Powertools caches it for five minutes, so a rotated key is picked up
+ * without a restart). Used by the dispatcher, the reconciler and the CLI alike.
+ */
+export const transportsFor = (config: Config): { email: Transport; sms: Transport } => {
+  const arn = config.providerSecretArn;
+  return createTransports(
+    config,
+    arn
+      ? {
+          providerSecrets: async () =>
+            (await getSecret(arn, { maxAge: 300, transform: 'json' })) as ProviderSecrets,
+        }
+      : {},
+  );
+};

@@ -1,0 +1,92 @@
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { describe, expect, it } from 'vitest';
+import type { NotificationLedgerProps } from '../../infra/NotificationLedger.js';
+import { FUNCTION_SETTINGS, type FunctionName, loadConfig, requireSettings } from '../../lib/config.js';
+import { transportsFor } from '../../lib/transports/configured.js';
+import { SES_AND_SMS, synthStack } from './synth.js';
+
+const SYNTH_TIMEOUT = 120_000;
+const PROVIDER_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:sendproof-providers-AbCdEf';
+
+/**
+ * A CloudFormation token (Ref, GetAtt, Join) stands for a value known only at deploy time; give it a
+ * plausible one of the right shape so the entry's own config parsing can run on the real variable set.
+ */
+const resolveTokens = (variables: Record<string, unknown>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(variables).map(([name, value]) => [
+      name,
+      typeof value === 'string'
+        ? value
+        : name.endsWith('_ARN')
+          ? 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:resolved-AbCdEf'
+          : name.endsWith('_URL')
+            ? 'https://resolved.example'
+            : `resolved-${name.toLowerCase()}`,
+    ]),
+  );
+
+const CONFIGURATIONS: Array<[string, NotificationLedgerProps | ((scope: never) => NotificationLedgerProps)]> =
+  [
+    ['SES and End User Messaging SMS', SES_AND_SMS],
+    [
+      'Resend and Twilio',
+      (scope) => ({
+        email: { transport: 'resend', fromAddress: 'no-reply@example.com' },
+        sms: { transport: 'twilio', senderId: '+15555550100' },
+        providerSecret: secretsmanager.Secret.fromSecretCompleteArn(scope, 'Provider', PROVIDER_SECRET_ARN),
+      }),
+    ],
+    [
+      'generic REST on both channels',
+      (scope) => ({
+        email: { transport: 'rest', fromAddress: 'no-reply@example.com' },
+        sms: { transport: 'rest' },
+        restBaseUrl: 'https://notify.example',
+        providerSecret: secretsmanager.Secret.fromSecretCompleteArn(scope, 'Provider', PROVIDER_SECRET_ARN),
+      }),
+    ],
+  ];
+
+describe('every deployed function can start with the environment the stack gives it', () => {
+  for (const [name, props] of CONFIGURATIONS) {
+    it(
+      `${name}: each entry's required settings are present and its transports can be built`,
+      () => {
+        // Prepare
+        const { stack, template } = synthStack(props as never);
+        const functions: Record<FunctionName, typeof stack.ledger.dispatcher.function> = {
+          dispatch: stack.ledger.dispatcher.function,
+          reconcile: stack.ledger.reconciler.function,
+          evidence: stack.ledger.evidence.function,
+          archive: stack.ledger.archive.function,
+        };
+        for (const [fn, construct] of Object.entries(functions) as Array<
+          [FunctionName, (typeof functions)[FunctionName]]
+        >) {
+          const id = stack.getLogicalId(construct.fn.node.defaultChild as never);
+          const env = resolveTokens(template.toJSON().Resources[id].Properties.Environment.Variables);
+          // Act: exactly what the entry does at cold start (functions/<fn>/index.ts)
+          const start = (): void => {
+            const config = requireSettings(loadConfig(env), FUNCTION_SETTINGS[fn]);
+            if (fn === 'dispatch' || fn === 'reconcile') transportsFor(config);
+          };
+          // Assess
+          expect(start, `${fn} under ${name}`).not.toThrow();
+        }
+      },
+      SYNTH_TIMEOUT,
+    );
+  }
+
+  it(
+    'sends an evidence event the function failed on to the DLQ, not into the void',
+    () => {
+      const { template } = synthStack(SES_AND_SMS);
+      const configs = Object.values(template.findResources('AWS::Lambda::EventInvokeConfig'));
+      expect(configs).toHaveLength(1);
+      expect(configs[0]?.Properties.DestinationConfig.OnFailure.Destination).toBeDefined();
+    },
+    SYNTH_TIMEOUT,
+  );
+});
