@@ -1,6 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { type Config, ConfigSchema, ENV, loadConfig } from '../lib/config.js';
+import type { DynamoLedger } from '../lib/ledger/DynamoLedger.js';
 import { type LocalState, stateFilePath } from '../lib/local/LocalStack.js';
+import { documentClientFor, ledgerFor as ledgerFromConfig } from '../lib/wiring.js';
 
 /**
  * Where the CLI finds the ledger, the queue and the archive: explicit options first (for AWS: `--table`,
@@ -8,18 +11,18 @@ import { type LocalState, stateFilePath } from '../lib/local/LocalStack.js';
  */
 export interface Target {
   region: string;
-  ledgerTable: string;
-  suppressionTable?: string;
+  /** Absent when neither --table nor a local stack names one; commands that read the ledger require it. */
+  ledgerTable?: string;
   queueUrl?: string;
   dlqUrl?: string;
   endpointDynamoDb?: string;
   endpointSqs?: string;
   archiveDir?: string;
-  simulator?: string;
   local?: LocalState;
 }
 
 export interface TargetOptions {
+  endpointDynamodb?: string;
   table?: string;
   queueUrl?: string;
   dlqUrl?: string;
@@ -33,37 +36,83 @@ export const withTargetOptions = (command: Command): Command =>
     .option('--queue-url <url>', 'intake queue URL')
     .option('--dlq-url <url>', 'dead-letter queue URL')
     .option('--region <region>', 'AWS region', process.env.AWS_REGION)
+    .option('--endpoint-dynamodb <url>', 'DynamoDB endpoint (local servers; default: the local stack)')
     .option('--state <file>', 'local stack state file', stateFilePath());
 
 export const readLocalState = (file = stateFilePath()): LocalState | undefined =>
   existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as LocalState) : undefined;
 
 export const resolveTarget = (options: TargetOptions): Target => {
-  const local = options.table ? undefined : readLocalState(options.state);
+  // Explicit AWS options win; the local stack's state fills in only when none were given.
+  const local = options.table || options.queueUrl ? undefined : readLocalState(options.state);
   const ledgerTable = options.table ?? local?.ledgerTable;
-  if (!ledgerTable)
-    throw new Error(
-      'no ledger table: pass --table (AWS) or start the local stack with `sendproof local start`',
-    );
+  const endpointDynamoDb = options.endpointDynamodb ?? local?.dynamodb;
+  const queueUrl = options.queueUrl ?? local?.queueUrl;
+  const dlqUrl = options.dlqUrl ?? local?.dlqUrl;
   return {
     region: options.region ?? local?.region ?? 'us-east-1',
-    ledgerTable,
-    ...(local?.suppressionTable ? { suppressionTable: local.suppressionTable } : {}),
-    ...((options.queueUrl ?? local?.queueUrl) ? { queueUrl: options.queueUrl ?? local?.queueUrl } : {}),
-    ...((options.dlqUrl ?? local?.dlqUrl) ? { dlqUrl: options.dlqUrl ?? local?.dlqUrl } : {}),
-    ...(local
-      ? {
-          endpointDynamoDb: local.dynamodb,
-          endpointSqs: local.sqs,
-          archiveDir: local.archiveDir,
-          simulator: local.simulator,
-          local,
-        }
-      : {}),
+    ...(ledgerTable ? { ledgerTable } : {}),
+    ...(endpointDynamoDb ? { endpointDynamoDb } : {}),
+    ...(queueUrl ? { queueUrl } : {}),
+    ...(dlqUrl ? { dlqUrl } : {}),
+    ...(local ? { endpointSqs: local.sqs, archiveDir: local.archiveDir, local } : {}),
   };
 };
 
 /** Prints a result as JSON (`--json`) or as text. */
 export const output = (json: boolean | undefined, value: unknown, text: () => string): void => {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+};
+
+/**
+ * The configuration the target runs with: the local stack's transports, or — against AWS — the
+ * deployment's SENDPROOF_* settings (purposes, transports, provider secret) from this shell's environment.
+ */
+export const targetConfig = (target: Target): Config =>
+  target.local
+    ? ConfigSchema.parse({
+        ...(target.ledgerTable ? { ledgerTable: target.ledgerTable } : {}),
+        region: target.region,
+        emailTransport: target.local.emailTransport,
+        smsTransport: target.local.smsTransport,
+        restBaseUrl: target.local.simulator,
+        endpointSes: target.local.ses,
+        ...(target.endpointDynamoDb ? { endpointDynamoDb: target.endpointDynamoDb } : {}),
+      })
+    : loadConfig({
+        ...process.env,
+        ...(target.ledgerTable ? { [ENV.ledgerTable]: target.ledgerTable } : {}),
+        [ENV.region]: target.region,
+        ...(target.endpointDynamoDb ? { [ENV.endpointDynamoDb]: target.endpointDynamoDb } : {}),
+      });
+
+/** The target and its ledger, built the one way lib/wiring.ts builds it. */
+export const requireTable = (target: Target): string => {
+  if (!target.ledgerTable)
+    throw new Error(
+      'no ledger table: pass --table (AWS) or start the local stack with `sendproof local start`',
+    );
+  return target.ledgerTable;
+};
+
+export const ledgerFor = (
+  options: TargetOptions,
+): { target: Target; ledger: DynamoLedger; config: Config } => {
+  const target = resolveTarget(options);
+  requireTable(target);
+  const config = targetConfig(target);
+  return { target, config, ledger: ledgerFromConfig(config, documentClientFor(config)) };
+};
+
+/**
+ * Reads a JSON file. A parse error names the file only: Node's message quotes the text around the
+ * error, and these files hold addresses and secrets.
+ */
+export const readJsonFile = (path: string | 0, what: string): unknown => {
+  const text = readFileSync(path, 'utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new Error(`${what} ${path === 0 ? '(stdin)' : path} is not valid JSON`);
+  }
 };

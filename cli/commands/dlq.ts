@@ -39,6 +39,14 @@ const summarise = (m: Message) => {
   };
 };
 
+/** `--max` as a positive whole number; anything else is an error, never a silent "DLQ is empty". */
+const positiveCount = (raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--max must be a positive whole number, not ${JSON.stringify(raw)}`);
+  return n;
+};
+
 const drain = async (
   sqs: SQSClient,
   queueUrl: string,
@@ -78,7 +86,7 @@ export const register = (program: Command): void => {
       ...(target.endpointSqs ? { endpoint: target.endpointSqs } : {}),
     });
     // A short visibility timeout: listing must not hide messages from a redrive for long.
-    const messages = (await drain(sqs, target.dlqUrl, Number(options.max), 2)).map(summarise);
+    const messages = (await drain(sqs, target.dlqUrl, positiveCount(options.max), 2)).map(summarise);
     output(options.json, messages, () =>
       messages.length === 0
         ? 'DLQ is empty'
@@ -104,7 +112,7 @@ export const register = (program: Command): void => {
       region: target.region,
       ...(target.endpointSqs ? { endpoint: target.endpointSqs } : {}),
     });
-    const messages = await drain(sqs, target.dlqUrl, Number(options.max), 60);
+    const messages = await drain(sqs, target.dlqUrl, positiveCount(options.max), 60);
     let moved = 0;
     for (const message of messages) {
       // Send first, delete second: a crash between them duplicates a message, and the ledger dedupes it.

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries } from '../../lib/archive/namedQueries.js';
-import { output, type TargetOptions, withTargetOptions } from '../localState.js';
-import { describeRow, findRows, ledgerFor } from './status.js';
+import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
+import { describeRow, findRows } from './status.js';
 
 /**
  * The ledger row (current state, while its TTL lasts) next to the archived timeline (append-only, kept

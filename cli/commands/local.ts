@@ -1,4 +1,4 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
 import { dynamoDocumentClient, s3Client, sqsClient } from '../../lib/aws/clients.js';
 import { isTerminal } from '../../lib/domain/states.js';
@@ -20,8 +20,10 @@ const endpointsOf = (s: LocalEndpoints): LocalEndpoints => ({
   archiveDir: s.archiveDir,
 });
 
-const rowsOf = async (stack: RunningLocalStack): Promise<DeliveryRecord[]> => {
-  const client = dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb });
+const rowsOf = async (
+  stack: RunningLocalStack,
+  client: DynamoDBDocumentClient,
+): Promise<DeliveryRecord[]> => {
   const out = await client.send(new ScanCommand({ TableName: stack.state.ledgerTable }));
   return ((out.Items ?? []) as DeliveryRecord[]).filter((r) => r.state !== undefined);
 };
@@ -29,11 +31,12 @@ const rowsOf = async (stack: RunningLocalStack): Promise<DeliveryRecord[]> => {
 /** Prints counts by state every second until every row is final (or 90 s pass). */
 const watch = async (stack: RunningLocalStack, print: (line: string) => void): Promise<DeliveryRecord[]> => {
   const started = Date.now();
+  const client = dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb });
   let rows: DeliveryRecord[] = [];
   let last = '';
   while (Date.now() - started < 90_000) {
     await new Promise((r) => setTimeout(r, 1000));
-    rows = await rowsOf(stack);
+    rows = await rowsOf(stack, client);
     const counts = new Map<string, number>();
     for (const row of rows) counts.set(row.state, (counts.get(row.state) ?? 0) + 1);
     const line = [...counts.entries()].map(([s, n]) => `${s} ${n}`).join(' · ');

@@ -2,12 +2,20 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { sqsClient } from '../../lib/aws/clients.js';
 import { publishIntents } from '../../lib/publish/publishIntents.js';
-import { output, resolveTarget, type TargetOptions, withTargetOptions } from '../localState.js';
+import { purposesFor } from '../../lib/wiring.js';
+import { output, resolveTarget, type TargetOptions, targetConfig, withTargetOptions } from '../localState.js';
 
 /** A JSON object, a JSON array, or JSON Lines; a line that is not JSON becomes its own validation error. */
 export const readIntents = (text: string): unknown[] => {
   const trimmed = text.trim();
-  if (trimmed.startsWith('[')) return JSON.parse(trimmed) as unknown[];
+  if (trimmed.startsWith('[')) {
+    try {
+      return JSON.parse(trimmed) as unknown[];
+    } catch {
+      // Not the parser's message: it quotes the text around the error, and intents hold addresses.
+      throw new Error('the input starts like a JSON array but is not valid JSON');
+    }
+  }
   try {
     return [JSON.parse(trimmed)];
   } catch {
@@ -40,7 +48,11 @@ export const register = (program: Command): void => {
       sqsClient({ region: target.region, ...(target.endpointSqs ? { endpoint: target.endpointSqs } : {}) }),
       target.queueUrl,
       intents,
-      { onProgress: (done, total) => total > 10 && process.stderr.write(`published ${done}/${total}\r`) },
+      {
+        // The deployment's purposes, so keys and validation follow the policy in force.
+        purposes: purposesFor(targetConfig(target)),
+        onProgress: (done, total) => total > 10 && process.stderr.write(`published ${done}/${total}\r`),
+      },
     );
     const failed = results.filter((r) => !r.ok).length;
     output(options.json, results, () =>

@@ -1,18 +1,16 @@
-import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { sqsClient } from '../../lib/aws/clients.js';
 import { systemClock } from '../../lib/domain/clock.js';
-import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import {
   DecisionRefusedError,
   OperatorDecisions,
   type Outcome,
 } from '../../lib/reconcile/OperatorDecisions.js';
 import { SqsIntentPublisher } from '../../lib/reconcile/SqsIntentPublisher.js';
-import { output, withTargetOptions } from '../localState.js';
-import { type LedgerTargetOptions, ledgerTarget } from './reconcile.js';
+import { purposesFor } from '../../lib/wiring.js';
+import { ledgerFor, output, readJsonFile, type TargetOptions, withTargetOptions } from '../localState.js';
 
-interface ResolveOptions extends LedgerTargetOptions {
+interface ResolveOptions extends TargetOptions {
   outcome: Outcome;
   reason: string;
   operator: string;
@@ -20,14 +18,6 @@ interface ResolveOptions extends LedgerTargetOptions {
   decisionId?: string;
   json?: boolean;
 }
-
-const readIntent = (path: string): unknown => {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as unknown;
-  } catch (error) {
-    throw new Error(`intent file ${path} is not readable JSON: ${(error as Error).message}`);
-  }
-};
 
 export const register = (program: Command): void => {
   withTargetOptions(
@@ -45,13 +35,13 @@ export const register = (program: Command): void => {
       .requiredOption('--operator <id>', 'who decides (recorded as operator:<id>)')
       .option('--intent <file.json>', 'resend: the new intent (the ledger never kept addresses or secrets)')
       .option('--decision-id <id>', 'resend: republish an earlier decision whose publish failed')
-      .option('--endpoint-dynamodb <url>', 'DynamoDB endpoint (local servers)')
       .option('--json', 'machine-readable output'),
   ).action(async (dedupeKey: string, options: ResolveOptions) => {
-    const { target, ledger } = ledgerTarget(options);
+    const { target, ledger, config } = ledgerFor(options);
     const decisions = new OperatorDecisions({
       ledger,
-      purposes: new PurposeRegistry(),
+      // The deployment's purposes: a resend is keyed and validated under the policy that is in force.
+      purposes: purposesFor(config),
       clock: systemClock,
       ...(target.queueUrl
         ? {
@@ -71,7 +61,7 @@ export const register = (program: Command): void => {
         outcome: options.outcome,
         reason: options.reason,
         operator: options.operator,
-        ...(options.intent ? { intent: readIntent(options.intent) } : {}),
+        ...(options.intent ? { intent: readJsonFile(options.intent, 'intent file') } : {}),
         ...(options.decisionId ? { decisionId: options.decisionId } : {}),
       });
       output(options.json, result, () =>

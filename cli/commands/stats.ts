@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { dynamoDocumentClient } from '../../lib/aws/clients.js';
 import { ATTENTION_STATES } from '../../lib/domain/states.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
-import { output, resolveTarget, type TargetOptions, withTargetOptions } from '../localState.js';
+import { output, requireTable, resolveTarget, type TargetOptions, withTargetOptions } from '../localState.js';
 
 export interface LedgerStats {
   rows: number;
@@ -50,6 +50,7 @@ export const register = (program: Command): void => {
       .option('--json', 'machine-readable output'),
   ).action(async (options: TargetOptions & { json?: boolean }) => {
     const target = resolveTarget(options);
+    const table = requireTable(target);
     const client = dynamoDocumentClient({
       region: target.region,
       ...(target.endpointDynamoDb ? { endpoint: target.endpointDynamoDb } : {}),
@@ -58,7 +59,7 @@ export const register = (program: Command): void => {
       async (startKey) => {
         const out = await client.send(
           new ScanCommand({
-            TableName: target.ledgerTable,
+            TableName: table,
             ProjectionExpression: '#s, attnAt',
             ExpressionAttributeNames: { '#s': 'state' },
             ...(startKey ? { ExclusiveStartKey: startKey } : {}),

@@ -1,17 +1,7 @@
 import type { Command } from 'commander';
-import { dynamoDocumentClient } from '../../lib/aws/clients.js';
-import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
+import type { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
-import { output, resolveTarget, type TargetOptions, withTargetOptions } from '../localState.js';
-
-export const ledgerFor = (options: TargetOptions) => {
-  const target = resolveTarget(options);
-  const client = dynamoDocumentClient({
-    region: target.region,
-    ...(target.endpointDynamoDb ? { endpoint: target.endpointDynamoDb } : {}),
-  });
-  return { target, ledger: new DynamoLedger(client, target.ledgerTable) };
-};
+import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 
 /** A readable key has at least five `:`-separated parts; anything else is taken as an event id. */
 export const findRows = async (ledger: DynamoLedger, keyOrEvent: string): Promise<DeliveryRecord[]> => {

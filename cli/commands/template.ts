@@ -50,8 +50,9 @@ const readJsonObject = (path: string, what: string): Record<string, unknown> => 
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new Error(`${what} file ${path} is not readable JSON: ${(error as Error).message}`);
+  } catch {
+    // Not the parser's message: it quotes the text around the error, and a secrets file holds secrets.
+    throw new Error(`${what} file ${path} is not readable JSON`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw new Error(`${what} file ${path} must hold a JSON object`);
