@@ -25,6 +25,7 @@ export const METRIC = {
   resolutions: 'Resolutions',
   quarantines: 'Quarantines',
   manualDecisions: 'ManualDecisions',
+  lookupsUnavailable: 'LookupsUnavailable',
   /** Archiver. */
   transitionsArchived: 'TransitionsArchived',
 } as const;

@@ -7,7 +7,8 @@ import { contentHash } from '../domain/content.js';
 import { SendproofError } from '../domain/errors.js';
 import { parseIntent, type ValidIntent } from '../domain/intent.js';
 import { deriveDedupeKey, deriveLogicalKey, identityOf } from '../domain/keys.js';
-import type { Channel, PurposeRegistry } from '../domain/purposes.js';
+import { type Channel, type PurposeRegistry, retentionTtl } from '../domain/purposes.js';
+import { replayWindowOpen } from '../domain/replay.js';
 import { DEFINITIVE_FAILURES, type DeliveryState, isTerminal } from '../domain/states.js';
 import type { DeliveryRecord, Ledger, SuppressionList, TransitionRequest } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
@@ -99,7 +100,6 @@ class LostRace extends SendproofError {
 }
 
 const DEFAULT_BACKOFF = { baseMs: 200, capMs: 5_000 };
-const RETENTION_MS_PER_DAY = 86_400_000;
 const MAX_WHY = 120;
 
 /**
@@ -279,7 +279,7 @@ export class Dispatcher {
     switch (existing.state) {
       case 'unknown':
         // Only a provider that enforces the key may see this request again: it answers with the original.
-        if (this.replayWindowOpen(existing, this.deps.transports[channel], now)) return { row: existing };
+        if (replayWindowOpen(existing, this.deps.transports[channel], now)) return { row: existing };
         return { outcome: { ...base, state: existing.state, action: 'left_for_reconciler' } };
       case 'quarantined':
         return { outcome: { ...base, state: existing.state, action: 'left_for_reconciler' } };
@@ -320,7 +320,7 @@ export class Dispatcher {
         }
         this.deps.metrics?.count(METRIC.unknown);
         // Park the message while a key-enforced replay is still possible; the next delivery replays.
-        const park = this.replayWindowOpen(result.record, this.deps.transports[channel], now);
+        const park = replayWindowOpen(result.record, this.deps.transports[channel], now);
         return { outcome: { ...base, state: 'unknown', action: park ? 'retry_later' : 'marked_unknown' } };
       }
       case 'retry_wait': {
@@ -435,7 +435,7 @@ export class Dispatcher {
           // With an enforced key the message is parked: its next delivery replays under the same key.
           return this.outcome(
             row,
-            this.replayWindowOpen(row, transport, after) ? 'retry_later' : 'marked_unknown',
+            replayWindowOpen(row, transport, after) ? 'retry_later' : 'marked_unknown',
           );
         case 'retryable': {
           if (attempt >= policy.maxAttempts) {
@@ -546,19 +546,8 @@ export class Dispatcher {
     return this.outcome(expired, 'expired');
   }
 
-  /**
-   * A replay is safe only when the provider enforces the idempotency key, the row was sent through that
-   * same provider, and the provider still remembers the key (with a minute of margin for clock skew).
-   */
-  private replayWindowOpen(row: DeliveryRecord, transport: Transport, now: number): boolean {
-    if (!transport.capabilities.idempotencyKey || row.transport !== transport.name) return false;
-    const firstDispatch = row.history.find((entry) => entry.s === 'dispatching')?.at;
-    if (firstDispatch === undefined) return false;
-    return now < firstDispatch + transport.capabilities.keyRetentionSeconds * 1000 - 60_000;
-  }
-
   private ttlFor(valid: ValidIntent, now: number): number {
-    return Math.floor((now + valid.policy.retentionDays * RETENTION_MS_PER_DAY) / 1000);
+    return retentionTtl(valid.policy, now);
   }
 
   /**

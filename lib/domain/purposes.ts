@@ -96,3 +96,9 @@ export class PurposeRegistry {
     return [...this.byName.keys()];
   }
 }
+
+const MS_PER_DAY = 86_400_000;
+
+/** The DynamoDB TTL (epoch seconds) for a row that became final at `now`, under its purpose's retention. */
+export const retentionTtl = (policy: Pick<PurposePolicy, 'retentionDays'>, now: number): number =>
+  Math.floor((now + policy.retentionDays * MS_PER_DAY) / 1000);

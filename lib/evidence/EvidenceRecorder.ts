@@ -1,5 +1,7 @@
 import type { Clock } from '../domain/clock.js';
+import { SendproofError } from '../domain/errors.js';
 import type { PurposeRegistry } from '../domain/purposes.js';
+import { retentionTtl } from '../domain/purposes.js';
 import type { DeliveryRecord, Ledger } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import { continueFallback } from '../reconcile/fallback.js';
@@ -28,7 +30,6 @@ export type EvidenceResult =
   | { kind: 'raced'; dedupeKey: string; state: DeliveryRecord['state'] };
 
 const WAITING: readonly DeliveryRecord['state'][] = ['unknown', 'quarantined'];
-const RETENTION_MS_PER_DAY = 86_400_000;
 
 /**
  * Records provider-pushed evidence against the row found through the key hash. Idempotent: the provider
@@ -57,7 +58,7 @@ export class EvidenceRecorder {
         evidenceId: evidence.evidenceId,
         set: {
           providerMessageId: evidence.providerMessageId,
-          ...(policy ? { ttl: Math.floor((now + policy.retentionDays * RETENTION_MS_PER_DAY) / 1000) } : {}),
+          ...(policy ? { ttl: retentionTtl(policy, now) } : {}),
         },
         now,
       });
@@ -76,6 +77,15 @@ export class EvidenceRecorder {
         return { kind: 'recorded', dedupeKey: row.pk, state: evidence.outcome, fallbackAdvanced };
       }
       row = result.current ?? (await this.deps.ledger.get(row.pk));
+    }
+    if (row && (row.state === 'unknown' || row.state === 'quarantined')) {
+      // Still waiting for exactly this evidence, yet twice another writer moved first: do not drop it.
+      // Throwing fails the invocation, which is retried and then lands on the evidence DLQ.
+      throw new SendproofError(
+        'retryable',
+        'evidence_raced',
+        `evidence ${evidence.evidenceId} raced on ${row.pk}`,
+      );
     }
     if (row) return { kind: 'raced', dedupeKey: row.pk, state: row.state };
     this.deps.logger?.info('evidence for no waiting row', {

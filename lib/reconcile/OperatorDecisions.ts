@@ -4,6 +4,7 @@ import { SendproofError } from '../domain/errors.js';
 import { IdentifierSchema, type Intent, parseIntent } from '../domain/intent.js';
 import { deriveDedupeKey, identityOf, type MessageIdentity, parseDedupeKey } from '../domain/keys.js';
 import type { PurposeRegistry } from '../domain/purposes.js';
+import { retentionTtl } from '../domain/purposes.js';
 import type { DeliveryRecord, Ledger } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import { continueFallback } from './fallback.js';
@@ -63,10 +64,10 @@ export interface OperatorDecisionsDeps {
 }
 
 const DECIDABLE: readonly DeliveryRecord['state'][] = ['unknown', 'quarantined'];
-const RETENTION_MS_PER_DAY = 86_400_000;
 /** An address or a phone number in a free-text reason would be persisted in the history forever. */
 const LOOKS_LIKE_EMAIL = /[^\s@]+@[^\s@]+\.[^\s@]+/;
-const LOOKS_LIKE_PHONE = /\+?\d[\d\s().-]{6,}\d/;
+// A number written with its + (any separators), or 10+ digits in a row. Dates and ticket ids pass.
+const LOOKS_LIKE_PHONE = /\+\d[\d\s().-]{6,}\d|\d{10,}/;
 
 const defaultDecisionId = (clock: Clock): string =>
   `d${new Date(clock.now())
@@ -105,14 +106,15 @@ export class OperatorDecisions {
         'reason_has_contact',
         'the reason looks like it holds an email address or a phone number; use the recipient ref or a ticket id',
       );
-    if (!IdentifierSchema.safeParse(request.operator).success)
+    // Both are stored (history `by`, the archive's actor, the new dedupe key): never an email address.
+    if (!IdentifierSchema.safeParse(request.operator).success || request.operator.includes('@'))
       throw new DecisionRefusedError(
         'operator_invalid',
-        'operator must be an identifier (letters, digits, . _ @ + -)',
+        'operator must be an identifier without @ (letters, digits, . _ + -), such as an employee id',
       );
     const decisionId =
       request.decisionId ?? (this.deps.newDecisionId ?? (() => defaultDecisionId(this.deps.clock)))();
-    if (!IdentifierSchema.safeParse(decisionId).success)
+    if (!IdentifierSchema.safeParse(decisionId).success || decisionId.includes('@'))
       throw new DecisionRefusedError('decision_id_invalid', 'decision id must be an identifier');
 
     let row = await this.deps.ledger.get(request.dedupeKey);
@@ -265,7 +267,7 @@ export class OperatorDecisions {
 
   private ttlFor(row: DeliveryRecord, now: number): number | undefined {
     const policy = this.deps.purposes.find(row.purpose);
-    return policy ? Math.floor((now + policy.retentionDays * RETENTION_MS_PER_DAY) / 1000) : undefined;
+    return policy ? retentionTtl(policy, now) : undefined;
   }
 
   private moved(row: DeliveryRecord, current?: DeliveryRecord): DecisionRefusedError {

@@ -1,6 +1,8 @@
 import pLimit from 'p-limit';
 import type { Clock } from '../domain/clock.js';
 import type { Channel, PurposePolicy, PurposeRegistry } from '../domain/purposes.js';
+import { retentionTtl } from '../domain/purposes.js';
+import { replayWindowOpen } from '../domain/replay.js';
 import type { DeliveryRecord, Ledger, TransitionRequest } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import type { LookupResult, Transport } from '../transports/port.js';
@@ -72,9 +74,7 @@ export interface ReconcilerDeps {
   metrics?: ReconcileMetricsSink;
 }
 
-const RETENTION_MS_PER_DAY = 86_400_000;
 /** The dispatcher's margin: a replay is attempted only while the key is remembered for another minute. */
-const REPLAY_MARGIN_MS = 60_000;
 
 /**
  * The reconciler: turns `unknown` rows into explained outcomes without ever sending anything.
@@ -226,6 +226,9 @@ export class Reconciler {
             deadlinePassed ? 'deadline_passed' : 'not_found_without_replay',
           );
         case 'unavailable':
+          // Visible now, not only at the deadline: a 401 or a missing secret field is an operator's problem.
+          this.deps.metrics?.count(METRIC.lookupsUnavailable);
+          this.deps.logger?.warn('provider lookup unavailable', { dedupeKey: row.pk, reason: found.reason });
           if (!deadlinePassed) return outcome(row, 'waiting_for_lookup', found.reason);
           return this.quarantine(row, `ambiguity_deadline_passed:${found.reason}`, 'deadline_passed');
       }
@@ -266,7 +269,7 @@ export class Reconciler {
       expectedVersion: row.version,
       by: this.by,
       why: why.slice(0, 120),
-      set: { ...set, ttl: Math.floor((now + policy.retentionDays * RETENTION_MS_PER_DAY) / 1000) },
+      set: { ...set, ttl: retentionTtl(policy, now) },
       now,
     });
     if (result.kind !== 'ok') return this.raced(row, result.current);
@@ -343,14 +346,3 @@ const summarize = (
 /** When the row became unknown: the attention index's timestamp, else the history entry. */
 export const unknownSince = (row: DeliveryRecord): number =>
   row.attnAt ?? [...row.history].reverse().find((entry) => entry.s === 'unknown')?.at ?? row.updatedAt;
-
-/**
- * The dispatcher's rule, read from the same facts: the provider enforces keys, the row went out through
- * that provider, and the provider still remembers the key (with a minute of margin for clock skew).
- */
-export const replayWindowOpen = (row: DeliveryRecord, transport: Transport, now: number): boolean => {
-  if (!transport.capabilities.idempotencyKey || row.transport !== transport.name) return false;
-  const firstDispatch = row.history.find((entry) => entry.s === 'dispatching')?.at;
-  if (firstDispatch === undefined) return false;
-  return now < firstDispatch + transport.capabilities.keyRetentionSeconds * 1000 - REPLAY_MARGIN_MS;
-};

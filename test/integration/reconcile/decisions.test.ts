@@ -190,6 +190,26 @@ describe('operator decisions', () => {
     expect((await h.ledger.get(row.pk))?.version).toBe(row.version);
   });
 
+  it('refuses a phone number in the reason and an email address as operator id, but takes dates and ticket ids', async () => {
+    // Prepare
+    const { row } = await quarantinedReset('op-pii-2');
+    const attempt = (reason: string, operator = 'bo') =>
+      decisions().decide({ dedupeKey: row.pk, outcome: 'accepted', reason, operator });
+    // Act / Assess
+    await expect(attempt(`customer at ${MARKERS.phone} confirmed`)).rejects.toMatchObject({
+      code: 'reason_has_contact',
+    });
+    await expect(attempt('called 5555550123 to confirm')).rejects.toMatchObject({
+      code: 'reason_has_contact',
+    });
+    await expect(attempt('confirmed in the console', 'alice@corp.example')).rejects.toMatchObject({
+      code: 'operator_invalid',
+    });
+    expect((await h.ledger.get(row.pk))?.version).toBe(row.version);
+    const accepted = await attempt('delivered 2024-01-15, ticket INC-12345678');
+    expect(accepted).toMatchObject({ state: 'resolved_accepted' });
+  });
+
   it('rejected on the active channel of a fallback flow advances it, so the parked intent sends the SMS', async () => {
     // Prepare
     const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
