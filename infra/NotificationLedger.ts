@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { loadNamedQueries, type NamedQuery } from '../lib/archive/namedQueries.js';
 import { ENV } from '../lib/config.js';
 import { type PurposePolicy, PurposeRegistry } from '../lib/domain/purposes.js';
+import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
 import { Alarms, type AlarmThresholds } from './constructs/Alarms.js';
 import { AuditArchive } from './constructs/AuditArchive.js';
 import { Dispatcher } from './constructs/Dispatcher.js';
@@ -89,7 +90,7 @@ export interface NotificationLedgerProps {
 
 const NEEDS_PROVIDER_SECRET = new Set<string>(['resend', 'twilio', 'rest']);
 /** Dispatcher timeout; the intake queue's visibility timeout is six times this. */
-export const DISPATCHER_TIMEOUT = Duration.seconds(60);
+export const DISPATCHER_TIMEOUT = Duration.seconds(INTAKE_QUEUE.dispatcherTimeoutSeconds);
 
 /**
  * Sendproof in one construct: drop it into a stack, publish intents to `intakeQueue`. Each concern is its

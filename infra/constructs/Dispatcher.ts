@@ -4,6 +4,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lib/config.js';
+import { INTAKE_QUEUE } from '../../lib/queueDefinition.js';
 import { bundledPath, SendproofFunction } from './SendproofFunction.js';
 
 /** The repository's template folder (templates/<id>/<revision>/ + manifest.json). */
@@ -18,7 +19,7 @@ export interface DispatcherProps {
 }
 
 /** SQS batch size: ten intents per invocation, failures reported per record. */
-export const DISPATCH_BATCH_SIZE = 10;
+export const DISPATCH_BATCH_SIZE = INTAKE_QUEUE.batchSize;
 
 /**
  * The SQS consumer that claims, sends and records each intent. Grants are added by the composing construct

@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { INTAKE_QUEUE } from '../../lib/queueDefinition.js';
 import { acknowledge } from '../nag.js';
 
 export interface IntakeQueueProps {
@@ -11,9 +12,9 @@ export interface IntakeQueueProps {
 }
 
 /** Minimum deliveries before parking: fewer would dead-letter intents during an ordinary provider outage. */
-export const MIN_RECEIVE_COUNT = 5;
+export const MIN_RECEIVE_COUNT = INTAKE_QUEUE.maxReceiveCount;
 /** AWS's guidance for Lambda event sources: visibility at least six times the function timeout. */
-export const VISIBILITY_FACTOR = 6;
+export const VISIBILITY_FACTOR = INTAKE_QUEUE.visibilityTimeoutMultiplier;
 
 /**
  * Where users publish intents, and the DLQ that parks intents the dispatcher could not place.
@@ -32,7 +33,7 @@ export class IntakeQueue extends Construct {
     this.dlq = new sqs.Queue(this, 'Dlq', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: Duration.days(INTAKE_QUEUE.retentionDays),
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.queue = new sqs.Queue(this, 'Queue', {

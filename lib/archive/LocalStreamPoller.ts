@@ -192,6 +192,10 @@ export class LocalStreamPoller {
     };
     const firstFailed = await this.firstFailure(event);
     if (firstFailed !== undefined) {
+      this.options.logger?.warn('stream records failed; reading them again next round', {
+        shardId,
+        sequenceNumber: firstFailed,
+      });
       // Like the event source: checkpoint before the first failure and read it again next round.
       cursor.iterator = undefined;
       cursor.resume = { type: 'AT_SEQUENCE_NUMBER', sequence: firstFailed };

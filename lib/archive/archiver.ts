@@ -60,10 +60,28 @@ export const createArchiver = (options: ArchiverOptions): ArchiveHandler => {
 
   const archiveRecord = async (record: DynamoDBRecord): Promise<void> => {
     if (record.eventName === 'REMOVE') {
-      // TTL deletions are housekeeping, and an ordinary delete is not a transition either.
-      logger.debug('stream record skipped: REMOVE', { ttl: isTtlDeletion(record), eventId: record.eventID });
+      // A TTL expiry is housekeeping. Nothing in Sendproof deletes a ledger row otherwise, so any other
+      // delete is not a transition but is worth an operator's attention (the archive keeps the history).
+      if (isTtlDeletion(record))
+        logger.debug('stream record skipped: TTL expiry', { eventId: record.eventID });
+      else logger.error('ledger row deleted outside TTL', { eventId: record.eventID });
       return;
     }
+    try {
+      await archiveTransitions(record);
+    } catch (error) {
+      // The batch processor keeps the error to itself; the failure queue gets coordinates only. Say why.
+      logger.error('stream record not archived', {
+        eventId: record.eventID,
+        sequenceNumber: record.dynamodb?.SequenceNumber,
+        error: error instanceof Error ? error.name : 'unknown',
+        code: (error as { code?: string }).code,
+      });
+      throw error;
+    }
+  };
+
+  const archiveTransitions = async (record: DynamoDBRecord): Promise<void> => {
     const lines = transitionsOf(record);
     if (lines.length === 0) return;
     const sequence = record.dynamodb?.SequenceNumber;

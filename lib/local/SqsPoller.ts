@@ -6,6 +6,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { INTAKE_QUEUE } from '../queueDefinition.js';
 import { localLambdaContext } from './lambdaContext.js';
 
 /** The Lambda handler's shape: it may answer with batch item failures, or with nothing (all succeeded). */
@@ -87,7 +88,7 @@ export class SqsPoller {
     const received = await this.options.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: this.options.queueUrl,
-        MaxNumberOfMessages: this.options.batchSize ?? 10,
+        MaxNumberOfMessages: this.options.batchSize ?? INTAKE_QUEUE.batchSize,
         WaitTimeSeconds: 1,
         MessageSystemAttributeNames: ['All'],
       }),

@@ -261,15 +261,30 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
     expect(linesOf(await read()).map((l) => l.to_state)).toEqual(['claimed']);
   });
 
-  it('reports an S3 failure as a batch item failure so the event source retries it', async () => {
-    // Prepare: the bucket does not exist, so every put is refused.
-    const archive = createArchiver({ s3: local.s3, bucket: 'no-such-archive-bucket', logger });
+  it('reports an S3 failure as a batch item failure so the event source retries it, and logs why', async () => {
+    // Prepare: the bucket does not exist, so every put is refused; a logger that records errors.
+    const errors: Array<{ message: string; extra: Record<string, unknown> }> = [];
+    const recording = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: (message: string, extra: Record<string, unknown>) => errors.push({ message, extra }),
+    } as never;
+    const archive = createArchiver({ s3: local.s3, bucket: 'no-such-archive-bucket', logger: recording });
     const rows = happyPathWithUnknown();
 
     // Act
-    const response = await archive(eventOf([removeRecord(rows, true), rows[0]!]));
+    const response = await archive(eventOf([removeRecord(rows, true), removeRecord(rows, false), rows[0]!]));
 
     // Assess
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: rows[0]!.dynamodb!.SequenceNumber }]);
+    expect(errors.map((e) => e.message)).toEqual([
+      'ledger row deleted outside TTL',
+      'stream record not archived',
+    ]);
+    expect(errors[1]?.extra).toMatchObject({
+      sequenceNumber: rows[0]!.dynamodb!.SequenceNumber,
+      error: expect.any(String),
+    });
   });
 });
