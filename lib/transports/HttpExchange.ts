@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { readJson } from './wire.js';
 
 /**
  * How far a request got before it failed. This is what separates "retry freely" from "maybe sent":
@@ -116,3 +117,26 @@ export const exchange = (spec: ExchangeRequest): Promise<ExchangeOutcome> =>
     });
     req.end(body);
   });
+
+/** The answer of a provider lookup GET: the parsed JSON, or why there is none. */
+export type LookupGet =
+  | { kind: 'ok'; json: unknown }
+  | { kind: 'not_found' }
+  | { kind: 'unavailable'; reason: string };
+
+/**
+ * One lookup GET, mapped the same way for every provider: connection failure or a non-200 answer is
+ * `unavailable` (ask again later), 404 is `not_found`, a body that is not JSON is `unavailable`.
+ */
+export const lookupGet = async (
+  url: string,
+  headers: Record<string, string>,
+  timeouts: ExchangeTimeouts = {},
+): Promise<LookupGet> => {
+  const outcome = await exchange({ method: 'GET', url, headers, ...timeouts });
+  if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `lookup_failed:${outcome.code}` };
+  if (outcome.status === 404) return { kind: 'not_found' };
+  if (outcome.status !== 200) return { kind: 'unavailable', reason: `lookup_http_${outcome.status}` };
+  const json = readJson<unknown>(outcome.body);
+  return json === undefined ? { kind: 'unavailable', reason: 'lookup_unreadable' } : { kind: 'ok', json };
+};

@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from '../domain/clock.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
-import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
+import { type ExchangeTimeouts, exchange, lookupGet } from './HttpExchange.js';
 import { labelsFor, resendTagValue } from './labels.js';
 import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
 import { errorToken, readJson, resolveCredentials } from './wire.js';
@@ -102,16 +102,13 @@ export class ResendTransport implements Transport {
     if (!providerMessageId) return { kind: 'unavailable', reason: 'resend_has_no_lookup_by_key' };
     const apiKey = await resolveCredentials(this.options.apiKey);
     if (!apiKey.ok) return { kind: 'unavailable', reason: apiKey.reason };
-    const outcome = await exchange({
-      method: 'GET',
-      url: `${this.baseUrl}/emails/${encodeURIComponent(providerMessageId)}`,
-      headers: { authorization: `Bearer ${apiKey.value}` },
-      ...this.options.timeouts,
-    });
-    if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `lookup_failed:${outcome.code}` };
-    if (outcome.status === 404) return { kind: 'not_found' };
-    if (outcome.status !== 200) return { kind: 'unavailable', reason: `lookup_http_${outcome.status}` };
-    const id = readJson<{ id?: unknown }>(outcome.body)?.id;
+    const found = await lookupGet(
+      `${this.baseUrl}/emails/${encodeURIComponent(providerMessageId)}`,
+      { authorization: `Bearer ${apiKey.value}` },
+      this.options.timeouts,
+    );
+    if (found.kind !== 'ok') return found;
+    const id = (found.json as { id?: unknown }).id;
     return typeof id === 'string' && id
       ? { kind: 'accepted', providerMessageId: id }
       : { kind: 'unavailable', reason: 'lookup_unreadable' };

@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '../domain/clock.js';
 import type { Channel } from '../domain/purposes.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
-import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
+import { type ExchangeTimeouts, exchange, type LookupGet, lookupGet } from './HttpExchange.js';
 import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
 import { errorToken, readJson, resolveCredentials } from './wire.js';
 
@@ -123,21 +123,9 @@ export class RestTransport implements Transport {
     return typeof id === 'string' ? { kind: 'accepted', providerMessageId: id } : { kind: 'not_found' };
   }
 
-  private async get(
-    path: string,
-  ): Promise<{ kind: 'ok'; json: unknown } | Extract<LookupResult, { kind: 'not_found' | 'unavailable' }>> {
+  private async get(path: string): Promise<LookupGet> {
     const auth = await resolveCredentials(() => this.headers());
     if (!auth.ok) return { kind: 'unavailable', reason: auth.reason };
-    const outcome = await exchange({
-      method: 'GET',
-      url: `${this.baseUrl}${path}`,
-      headers: auth.value,
-      ...this.options.timeouts,
-    });
-    if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `lookup_failed:${outcome.code}` };
-    if (outcome.status === 404) return { kind: 'not_found' };
-    if (outcome.status !== 200) return { kind: 'unavailable', reason: `lookup_http_${outcome.status}` };
-    const json = readJson<unknown>(outcome.body);
-    return json === undefined ? { kind: 'unavailable', reason: 'lookup_unreadable' } : { kind: 'ok', json };
+    return lookupGet(`${this.baseUrl}${path}`, auth.value, this.options.timeouts);
   }
 }

@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from '../domain/clock.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
-import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
+import { type ExchangeTimeouts, exchange, lookupGet } from './HttpExchange.js';
 import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
 import { readJson, resolveCredentials } from './wire.js';
 
@@ -114,16 +114,13 @@ export class TwilioTransport implements Transport {
     const auth = await resolveCredentials(() => this.authorised());
     if (!auth.ok) return { kind: 'unavailable', reason: auth.reason };
     const { accountSid, authorization } = auth.value;
-    const outcome = await exchange({
-      method: 'GET',
-      url: `${this.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages/${encodeURIComponent(providerMessageId)}.json`,
-      headers: { authorization },
-      ...this.options.timeouts,
-    });
-    if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `lookup_failed:${outcome.code}` };
-    if (outcome.status === 404) return { kind: 'not_found' };
-    if (outcome.status !== 200) return { kind: 'unavailable', reason: `lookup_http_${outcome.status}` };
-    const found = readJson<{ sid?: unknown; status?: unknown; error_code?: unknown }>(outcome.body);
+    const answer = await lookupGet(
+      `${this.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages/${encodeURIComponent(providerMessageId)}.json`,
+      { authorization },
+      this.options.timeouts,
+    );
+    if (answer.kind !== 'ok') return answer;
+    const found = answer.json as { sid?: unknown; status?: unknown; error_code?: unknown };
     if (typeof found?.sid !== 'string') return { kind: 'unavailable', reason: 'lookup_unreadable' };
     // `failed`: Twilio took the request but could not send it (e.g. queue overflow, unreachable carrier).
     if (found.status === 'failed')

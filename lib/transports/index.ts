@@ -85,6 +85,14 @@ export const createTransports = (
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.timeouts ? { timeouts: deps.timeouts } : {}),
   };
+  // The simulator is the generic REST convention without credentials; a real REST provider gets the key.
+  const rest = (channel: 'email' | 'sms', kind: 'simulator' | 'rest'): Transport =>
+    new RestTransport({
+      ...common,
+      channel,
+      baseUrl: restBase(config, kind),
+      ...(kind === 'rest' ? restApiKey(deps) : {}),
+    });
   const email = ((): Transport => {
     switch (config.emailTransport) {
       case 'ses':
@@ -102,14 +110,8 @@ export const createTransports = (
           ...(deps.resendBaseUrl ? { baseUrl: deps.resendBaseUrl } : {}),
         });
       case 'simulator':
-        return new RestTransport({ ...common, channel: 'email', baseUrl: restBase(config, 'simulator') });
       case 'rest':
-        return new RestTransport({
-          ...common,
-          channel: 'email',
-          baseUrl: restBase(config, 'rest'),
-          ...restApiKey(deps),
-        });
+        return rest('email', config.emailTransport);
     }
   })();
   const sms = ((): Transport => {
@@ -136,14 +138,8 @@ export const createTransports = (
         });
       }
       case 'simulator':
-        return new RestTransport({ ...common, channel: 'sms', baseUrl: restBase(config, 'simulator') });
       case 'rest':
-        return new RestTransport({
-          ...common,
-          channel: 'sms',
-          baseUrl: restBase(config, 'rest'),
-          ...restApiKey(deps),
-        });
+        return rest('sms', config.smsTransport);
     }
   })();
   return { email, sms };

@@ -9,7 +9,7 @@ export interface OutboundMessage {
   text: string;
   html?: string;
   attachments?: ReadonlyArray<{ filename: string; contentType: string; content: Uint8Array }>;
-  /** Readable dedupe key: carried as a tag/context where the provider has no idempotency header. */
+  /** Readable dedupe key, for attribution by decorators (timing, tracing). Providers get only the hash. */
   dedupeKey: string;
   /** Epoch ms; SMS adapters derive a time-to-live from it. */
   expiresAtMs?: number;
