@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { hashKey } from '../lib/domain/keys.js';
 import { DynamoLedger } from '../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../lib/ledger/port.js';
 import { RestTransport } from '../lib/transports/RestTransport.js';
@@ -36,7 +36,7 @@ const rowsFor = (tableRows: number, unknownRows: number): DeliveryRecord[] => {
   let unknown = 0;
   for (let i = 0; i < tableRows; i++) {
     const pk = `${base.pk}#r${i}`;
-    const idempotencyKey = createHash('sha256').update(pk).digest('base64url');
+    const idempotencyKey = hashKey(pk);
     if (unknown < unknownRows && i % every === 0) {
       unknown += 1;
       rows.push({
