@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { type AuditResult, DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
+import { type AuditResult, DuckDbAudit, hasArchiveObjects } from '../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries, type NamedQuery } from '../../lib/archive/namedQueries.js';
 
 /**
@@ -60,6 +60,9 @@ export const formatTable = ({ columns, rows }: AuditResult): string => {
 
 const withAudit = async (options: AuditOptions, run: (audit: DuckDbAudit) => Promise<AuditResult>) => {
   const dir = options.archiveDir ? resolve(options.archiveDir) : defaultArchiveDir();
+  // "(no rows)" from an empty or wrong folder would read as a clean bill: say there was nothing to read.
+  if (!hasArchiveObjects(dir))
+    process.stderr.write(`sendproof: no archive objects under ${dir}; every query will be empty\n`);
   const audit = await DuckDbAudit.open(dir);
   try {
     const result = await run(audit);

@@ -112,16 +112,24 @@ export const register = (program: Command): void => {
       region: target.region,
       ...(target.endpointSqs ? { endpoint: target.endpointSqs } : {}),
     });
-    const messages = await drain(sqs, target.dlqUrl, positiveCount(options.max), 60);
+    const max = positiveCount(options.max);
     let moved = 0;
-    for (const message of messages) {
-      // Send first, delete second: a crash between them duplicates a message, and the ledger dedupes it.
-      await sqs.send(new SendMessageCommand({ QueueUrl: target.queueUrl, MessageBody: message.Body ?? '' }));
-      await sqs.send(
-        new DeleteMessageCommand({ QueueUrl: target.dlqUrl, ReceiptHandle: message.ReceiptHandle! }),
-      );
-      moved += 1;
-      if (messages.length > 10) process.stderr.write(`redriven ${moved}/${messages.length}\r`);
+    // Batch by batch: each received batch is moved before the next receive, well inside its visibility
+    // timeout, so no message reappears in the DLQ while the redrive is still running.
+    while (moved < max) {
+      const batch = await drain(sqs, target.dlqUrl, Math.min(10, max - moved), 60);
+      if (batch.length === 0) break;
+      for (const message of batch) {
+        // Send first, delete second: a crash between them duplicates a message, and the ledger dedupes it.
+        await sqs.send(
+          new SendMessageCommand({ QueueUrl: target.queueUrl, MessageBody: message.Body ?? '' }),
+        );
+        await sqs.send(
+          new DeleteMessageCommand({ QueueUrl: target.dlqUrl, ReceiptHandle: message.ReceiptHandle! }),
+        );
+        moved += 1;
+      }
+      if (moved > 10) process.stderr.write(`redriven ${moved}\r`);
     }
     output(options.json, { redriven: moved }, () => `redriven ${moved} message(s) to the intake queue`);
   });

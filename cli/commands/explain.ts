@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
+import { DuckDbAudit, hasArchiveObjects } from '../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries } from '../../lib/archive/namedQueries.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 import { describeRow, findRows } from './status.js';
@@ -23,6 +23,10 @@ export const register = (program: Command): void => {
     if (archiveDir) {
       const query = loadNamedQueries().find((q) => q.name === 'explain-notification');
       if (!query) throw new Error('named query explain-notification is missing from queries/');
+      if (!hasArchiveObjects(archiveDir))
+        process.stderr.write(
+          `sendproof: no archive objects under ${archiveDir}; the archived timeline is empty\n`,
+        );
       const audit = await DuckDbAudit.open(archiveDir);
       try {
         archived = (await audit.runNamed(query, [keyOrEvent])).rows;

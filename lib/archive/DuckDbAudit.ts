@@ -35,7 +35,8 @@ const sqlString = (value: string): string => `'${value.replace(/'/g, "''")}'`;
  */
 export const DUCKDB_COMPAT_MACROS = ['CREATE MACRO approx_percentile(x, p) AS quantile_disc(x, p)'];
 
-const hasArchiveObjects = (archiveDir: string): boolean => {
+/** Whether the folder holds any archive object at all (an empty result means something only then). */
+export const hasArchiveObjects = (archiveDir: string): boolean => {
   const root = join(archiveDir, ARCHIVE_PREFIX);
   if (!existsSync(root)) return false;
   return readdirSync(root, { withFileTypes: true }).some(
