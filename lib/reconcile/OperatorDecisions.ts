@@ -165,7 +165,19 @@ export class OperatorDecisions {
     });
     if (result.kind !== 'ok') throw this.moved(row, result.current);
     this.recorded(row, request, decisionId, 'superseded');
-    const published = await publisher.publish(resend.body);
+    let published: Awaited<ReturnType<typeof publisher.publish>>;
+    try {
+      published = await publisher.publish(resend.body);
+    } catch (error) {
+      // The decision is recorded (the old row is superseded); only the new intent did not leave. Say how
+      // to finish it, rather than let the operator discover it from a refusal on the next attempt.
+      throw new SendproofError(
+        'retryable',
+        'resend_not_published',
+        `decision ${decisionId} is recorded on ${row.pk}, but the new intent was not published ` +
+          `(${error instanceof Error ? error.name : 'error'}); run the same resolve again with --decision-id ${decisionId}`,
+      );
+    }
     return {
       decisionId,
       dedupeKey: row.pk,

@@ -151,6 +151,44 @@ describe('operator decisions', () => {
     expect(await receiveAll()).toEqual([]);
   });
 
+  it('resend whose publish fails says which decision is recorded, and --decision-id finishes it', async () => {
+    // Prepare: a publisher that fails once, as SQS might
+    const { row, intent } = await quarantinedReset('op-resend-publish-fails');
+    let calls = 0;
+    const flaky = {
+      publish: async (body: string) => {
+        calls += 1;
+        if (calls === 1) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+        return new SqsIntentPublisher(sqs, queueUrl).publish(body);
+      },
+    };
+    const withFlaky = new OperatorDecisions({
+      ledger: h.ledger,
+      purposes: new PurposeRegistry(),
+      clock,
+      publisher: flaky,
+      // Like the CLI: every run generates a fresh decision id unless one is given.
+      newDecisionId: () => `dec-flaky-${calls + 1}`,
+    });
+    const request = {
+      dedupeKey: row.pk,
+      outcome: 'resend' as const,
+      reason: 'ticket OPS-43',
+      operator: 'ana',
+      intent,
+    };
+    // Act
+    const first = withFlaky.decide(request);
+    await expect(first).rejects.toThrow(/decision dec-flaky-1 is recorded.*--decision-id dec-flaky-1/);
+    // A plain second run is a new decision on a superseded row: refused, pointing at the recorded one.
+    await expect(withFlaky.decide(request)).rejects.toMatchObject({ code: 'not_decidable' });
+    const finished = await withFlaky.decide({ ...request, decisionId: 'dec-flaky-1' });
+    // Assess
+    expect(finished).toMatchObject({ decisionId: 'dec-flaky-1', alreadyRecorded: true });
+    expect((await h.ledger.get(row.pk))?.state).toBe('superseded');
+    expect(await receiveAll()).toHaveLength(1);
+  });
+
   it('accepted: recorded as resolved_accepted with the operator and the reason; a second decision is refused', async () => {
     // Prepare
     const { row } = await quarantinedReset('op-accept');
