@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../lib/domain/errors.js';
 import {
@@ -13,15 +13,21 @@ import { emailMessage } from '../../support/fakes/outbound.js';
 
 // Real sockets on 127.0.0.1: a peer that accepts and never reads, and the provider simulator.
 let stalled: Server;
+const sockets = new Set<Socket>();
 let stalledPort: number;
 let sim: RunningProviderSimulator;
 beforeAll(async () => {
-  stalled = createServer((socket) => socket.pause());
+  stalled = createServer((socket) => {
+    sockets.add(socket);
+    socket.pause();
+  });
   await new Promise<void>((r) => stalled.listen(0, '127.0.0.1', () => r()));
   stalledPort = (stalled.address() as { port: number }).port;
   sim = await startProviderSimulator();
 });
 afterAll(async () => {
+  // A paused socket never reads the client's FIN, so close() would wait for it forever: end them here.
+  for (const socket of sockets) socket.destroy();
   await new Promise<void>((r) => stalled.close(() => r()));
   await sim.stop();
 });
