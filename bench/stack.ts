@@ -25,6 +25,7 @@ import type { DeliveryRecord, Ledger } from '../lib/ledger/port.js';
 import { ledgerCreateTableInput, suppressionCreateTableInput } from '../lib/ledger/tableDefinition.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../lib/local/DynamoDbLocal.js';
 import { stopChildProcess } from '../lib/local/processes.js';
+import { localSealer } from '../lib/seal/IntentSealer.js';
 import type { FaultSpecInput } from '../lib/simulator/faults.js';
 import { FileTemplateStore } from '../lib/templates/FileTemplateStore.js';
 import type { Transport } from '../lib/transports/port.js';
@@ -33,6 +34,8 @@ import { CapacityMeter } from './CapacityMeter.js';
 import { type TimeByKey, TimedLedger, timedSuppressions, timedTransport } from './timing.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+/** 32 bytes for the raw AES keyring; the happy path never seals, so it never runs here. */
+const BENCH_SEAL_KEY = 'sendproof-bench-seal-key-32bytes';
 export const BENCH_CONTENT_HASH_KEY = 'sendproof-bench-content-hash-key-0123';
 
 /** The provider simulator in its own process, so the dispatcher process's RSS and CPU are its own. */
@@ -186,6 +189,7 @@ export const wireDispatcher = (options: {
     purposes: new PurposeRegistry(),
     clock: systemClock,
     contentHashKey: BENCH_CONTENT_HASH_KEY,
+    sealer: localSealer(Buffer.from(BENCH_SEAL_KEY, 'utf8')),
     workerId: options.workerId ?? 'dispatch:bench',
     leaseMs: 60_000,
     logger: quietLogger,

@@ -75,6 +75,21 @@ export class TimedLedger implements Ledger {
   getFlow(logicalKey: string) {
     return timed(this.sink, `flow#${logicalKey}`, () => this.inner.getFlow(logicalKey));
   }
+  park(seal: Parameters<Ledger['park']>[0]) {
+    return timed(this.sink, `seal#${seal.logicalKey}`, () => this.inner.park(seal));
+  }
+  rearm(logicalKey: string, dueAt: number, reason: string, resumed?: boolean) {
+    return timed(this.sink, `seal#${logicalKey}`, () => this.inner.rearm(logicalKey, dueAt, reason, resumed));
+  }
+  getSeal(logicalKey: string) {
+    return timed(this.sink, `seal#${logicalKey}`, () => this.inner.getSeal(logicalKey));
+  }
+  release(logicalKey: string) {
+    return timed(this.sink, `seal#${logicalKey}`, () => this.inner.release(logicalKey));
+  }
+  listDue(now: number, options?: { limit?: number; cursor?: string }) {
+    return timed(this.sink, 'seal#due', () => this.inner.listDue(now, options));
+  }
 }
 
 /** The Transport port with a stopwatch around send and lookup, attributed to the message's dedupe key. */

@@ -107,6 +107,7 @@ export class NotificationLedger extends Construct {
   readonly alarms: Alarms;
   readonly alarmTopic: sns.ITopic;
   readonly contentHashSecret: secretsmanager.Secret;
+  readonly sealKey: kms.Key;
   readonly sesConfigurationSetName?: string;
 
   constructor(scope: Construct, id: string, props: NotificationLedgerProps) {
@@ -158,10 +159,23 @@ export class NotificationLedger extends Construct {
       maxConcurrency: props.concurrency?.dispatcherMaxConcurrency ?? 10,
       logRetention: props.logRetention,
     });
+    // Parked intents are sealed with this key (AWS Encryption SDK); only the dispatcher opens them.
+    this.sealKey = new kms.Key(this, 'SealKey', {
+      description: 'Sendproof: seals intents that left the happy path (AWS Encryption SDK data keys)',
+      enableKeyRotation: true,
+    });
     const dispatch = this.dispatcher.function
       .bindLedger(this.tables.ledger, 'readwrite')
       .bindSuppression(this.tables.suppression, 'read')
-      .bindContentHashSecret(this.contentHashSecret);
+      .bindContentHashSecret(this.contentHashSecret)
+      .bindSealKey(this.sealKey)
+      .bindIntakeQueue(this.intake.queue, 'visibility')
+      .setEnv(ENV.maxReceiveCount, String(props.maxReceiveCount ?? INTAKE_QUEUE.maxReceiveCount))
+      // The sweep looks at a parked message one visibility timeout after it should have come back.
+      .setEnv(
+        ENV.parkGraceSeconds,
+        String(DISPATCHER_TIMEOUT.toSeconds() * INTAKE_QUEUE.visibilityTimeoutMultiplier),
+      );
     const transportEnv = (fn: typeof dispatch) => {
       fn.setEnv(ENV.emailTransport, props.email.transport)
         .setEnv(ENV.smsTransport, props.sms.transport)
@@ -223,7 +237,16 @@ export class NotificationLedger extends Construct {
       logRetention: props.logRetention,
     });
     // Lookups only: the reconciler asks providers about lost answers (provider secret), never hashes content.
-    transportEnv(this.reconciler.function.bindLedger(this.tables.ledger, 'readwrite'));
+    // The sweep re-publishes a notice naming a sealed notification; it never opens seals itself.
+    transportEnv(
+      this.reconciler.function
+        .bindLedger(this.tables.ledger, 'readwrite')
+        .bindIntakeQueue(this.intake.queue, 'send')
+        .setEnv(
+          ENV.parkGraceSeconds,
+          String(DISPATCHER_TIMEOUT.toSeconds() * INTAKE_QUEUE.visibilityTimeoutMultiplier),
+        ),
+    );
 
     // --- archive ----------------------------------------------------------------------------------------
     this.archive = new AuditArchive(this, 'Archive', {
@@ -306,6 +329,14 @@ const validate = (props: NotificationLedgerProps): void => {
   }
   if (props.leaseSeconds !== undefined && (props.leaseSeconds < 5 || props.leaseSeconds > 900)) {
     problems.push('leaseSeconds must be between 5 and 900');
+  }
+  // A lease that ends while its worker may still be waiting for the provider would let a redelivery mark
+  // the row unknown under a live call (and a late answer would then race it).
+  const minimumLease = INTAKE_QUEUE.dispatcherTimeoutSeconds + INTAKE_QUEUE.sendTimeoutSeconds;
+  if (props.leaseSeconds !== undefined && props.leaseSeconds < minimumLease) {
+    problems.push(
+      `leaseSeconds must be at least the dispatcher timeout plus the send timeout (${INTAKE_QUEUE.dispatcherTimeoutSeconds} + ${INTAKE_QUEUE.sendTimeoutSeconds} = ${minimumLease})`,
+    );
   }
   if (problems.length > 0) throw new Error(`NotificationLedger: ${problems.join('; ')}`);
 };

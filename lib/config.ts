@@ -22,6 +22,10 @@ export const ENV = {
   smsConfigurationSet: 'SENDPROOF_SMS_CONFIGURATION_SET',
   restBaseUrl: 'SENDPROOF_REST_BASE_URL',
   providerSecretArn: 'SENDPROOF_PROVIDER_SECRET_ARN',
+  sealKeyArn: 'SENDPROOF_SEAL_KEY_ARN',
+  sealLocalKey: 'SENDPROOF_SEAL_LOCAL_KEY',
+  maxReceiveCount: 'SENDPROOF_MAX_RECEIVE_COUNT',
+  parkGraceSeconds: 'SENDPROOF_PARK_GRACE_SECONDS',
   purposes: 'SENDPROOF_PURPOSES',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
   leaseSeconds: 'SENDPROOF_LEASE_SECONDS',
@@ -54,6 +58,17 @@ export const ConfigSchema = z.object({
   smsConfigurationSet: z.string().optional(),
   restBaseUrl: optionalUrl,
   providerSecretArn: z.string().startsWith('arn:').optional(),
+  /** KMS key that seals parked intents (AWS Encryption SDK). */
+  sealKeyArn: z.string().startsWith('arn:').optional(),
+  /** Local/dev only: a base64 32-byte AES key for the raw AES keyring. */
+  sealLocalKey: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').byteLength === 32, 'must be 32 bytes, base64')
+    .optional(),
+  /** The intake queue's maxReceiveCount: the dispatcher seals on the last receive. */
+  maxReceiveCount: z.coerce.number().int().min(1).max(1000).optional(),
+  /** How long after a parked message's due time the sweep looks (the queue message normally comes first). */
+  parkGraceSeconds: z.coerce.number().int().min(1).max(43_200).optional(),
   purposes: z
     .string()
     .optional()

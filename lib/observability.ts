@@ -26,6 +26,10 @@ export const METRIC = {
   quarantines: 'Quarantines',
   manualDecisions: 'ManualDecisions',
   lookupsUnavailable: 'LookupsUnavailable',
+  /** Sweep (per run): sealed notifications re-published, rows stalled, age of the oldest non-final row. */
+  resumes: 'SweepResumes',
+  stalled: 'StalledRows',
+  oldestNonTerminalAgeSeconds: 'OldestNonTerminalAgeSeconds',
   /** Archiver. */
   transitionsArchived: 'TransitionsArchived',
 } as const;

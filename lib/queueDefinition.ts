@@ -7,6 +7,8 @@ export const INTAKE_QUEUE = {
   /** AWS guidance for Lambda event sources: visibility timeout at least 6 × the function timeout. */
   visibilityTimeoutMultiplier: 6,
   dispatcherTimeoutSeconds: 60,
+  /** The longest a provider call may take (HttpExchange's send-stage bound): a lease must outlast both. */
+  sendTimeoutSeconds: 10,
   retentionDays: 14,
   batchSize: 10,
 } as const;

@@ -7,6 +7,7 @@ import { ConfigurationError } from './domain/errors.js';
 import type { PurposeRegistry } from './domain/purposes.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 import type { Ledger, SuppressionList } from './ledger/port.js';
+import { type IntentSealer, kmsSealer, localSealer } from './seal/IntentSealer.js';
 import { FileTemplateStore } from './templates/FileTemplateStore.js';
 import type { TemplateRenderer } from './templates/port.js';
 import { transportsFor } from './transports/configured.js';
@@ -24,6 +25,7 @@ export interface Runtime {
   attachments: AttachmentStore;
   purposes: PurposeRegistry;
   contentHashKey: string;
+  sealer: IntentSealer;
 }
 
 /** A fixed key for laptops and tests only: a deployed stack always reads its key from Secrets Manager. */
@@ -43,6 +45,19 @@ const resolveContentHashKey = async (config: Config): Promise<string> => {
   );
 };
 
+/** A fixed seal key for laptops and tests only (32 bytes): a deployed stack seals with its KMS key. */
+const LOCAL_SEAL_KEY = Buffer.from('sendproof-local-seal-key-32bytes', 'utf8');
+
+/** KMS in AWS; a raw AES key locally. Refuses to run deployed without a KMS key. */
+export const sealerFor = (config: Config): IntentSealer => {
+  if (config.sealKeyArn) return kmsSealer(config.sealKeyArn);
+  if (config.sealLocalKey) return localSealer(Buffer.from(config.sealLocalKey, 'base64'));
+  if (config.endpointDynamoDb) return localSealer(LOCAL_SEAL_KEY);
+  throw new ConfigurationError(
+    'no seal key: set SENDPROOF_SEAL_KEY_ARN (deployed) or SENDPROOF_SEAL_LOCAL_KEY (local)',
+  );
+};
+
 export const createRuntime = async (config: Config): Promise<Runtime> => {
   const settings = requireSettings(config, FUNCTION_SETTINGS.dispatch);
   const documentClient = documentClientFor(config);
@@ -58,5 +73,6 @@ export const createRuntime = async (config: Config): Promise<Runtime> => {
     ),
     purposes: purposesFor(config),
     contentHashKey: await resolveContentHashKey(config),
+    sealer: sealerFor(config),
   };
 };

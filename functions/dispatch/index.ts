@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSHandler } from 'aws-lambda';
+import { sqsClient } from '../../lib/aws/clients.js';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { Dispatcher } from '../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
+import { visibilityChanger } from '../../lib/dispatch/visibility.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { createRuntime } from '../../lib/runtime.js';
@@ -20,10 +22,20 @@ const dispatcher = new Dispatcher({
   // The lease owner is this execution environment: a crashed environment's leases expire with it.
   workerId: `dispatch:${randomUUID().slice(0, 8)}`,
   leaseMs: config.leaseSeconds * 1000,
+  ...(config.maxReceiveCount !== undefined ? { maxReceiveCount: config.maxReceiveCount } : {}),
+  ...(config.parkGraceSeconds !== undefined ? { parkGraceMs: config.parkGraceSeconds * 1000 } : {}),
   logger,
   metrics: { count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value) },
 });
-const handle = createSqsHandler(dispatcher, { concurrency: config.recordConcurrency });
+const sqs = sqsClient({
+  region: config.region,
+  ...(config.endpointSqs ? { endpoint: config.endpointSqs } : {}),
+});
+const handle = createSqsHandler(dispatcher, {
+  concurrency: config.recordConcurrency,
+  ...(config.queueUrl ? { changeVisibility: visibilityChanger(sqs, config.queueUrl) } : {}),
+  onVisibilityError: (error) => logger.warn('visibility change failed', { error: String(error) }),
+});
 
 export const handler: SQSHandler = async (event, context) => {
   logger.addContext(context);

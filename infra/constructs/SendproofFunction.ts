@@ -1,11 +1,13 @@
 import { type Duration, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lib/config.js';
 import { LEDGER_TABLE } from '../../lib/ledger/tableDefinition.js';
@@ -174,6 +176,27 @@ export class SendproofFunction extends Construct {
   bindContentHashSecret(secret: secretsmanager.ISecret): this {
     this.fn.addEnvironment(ENV.contentHashSecretArn, secret.secretArn);
     secret.grantRead(this.role);
+    return this;
+  }
+
+  /**
+   * The KMS key that seals parked intents (AWS Encryption SDK): the dispatcher encrypts and decrypts
+   * with it; nothing else in the stack may (the sweep only re-publishes a notice naming the seal).
+   */
+  bindSealKey(key: kms.IKey): this {
+    this.fn.addEnvironment(ENV.sealKeyArn, key.keyArn);
+    key.grant(this.role, 'kms:GenerateDataKey', 'kms:Decrypt');
+    return this;
+  }
+
+  /**
+   * The intake queue by URL. `send`: publish (the sweep's resume notices); `visibility`: move a received
+   * message's visibility to the ledger's due time (the event source already consumes).
+   */
+  bindIntakeQueue(queue: sqs.IQueue, access: 'send' | 'visibility'): this {
+    this.fn.addEnvironment(ENV.queueUrl, queue.queueUrl);
+    if (access === 'send') queue.grantSendMessages(this.role);
+    else queue.grant(this.role, 'sqs:ChangeMessageVisibility');
     return this;
   }
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { AttachmentStore } from '../attachments/AttachmentStore.js';
 import { sha256Hex } from '../attachments/AttachmentStore.js';
 import { nextDelayMs } from '../domain/backoff.js';
@@ -9,29 +8,38 @@ import { parseIntent, type ValidIntent } from '../domain/intent.js';
 import { deriveDedupeKey, deriveLogicalKey, identityOf } from '../domain/keys.js';
 import { type Channel, type PurposeRegistry, retentionTtl } from '../domain/purposes.js';
 import { replayWindowOpen } from '../domain/replay.js';
-import { DEFINITIVE_FAILURES, type DeliveryState, isTerminal } from '../domain/states.js';
+import { decideExisting, definitivelyFailed, isReplay } from '../domain/resume.js';
+import { type DeliveryState, isTerminal } from '../domain/states.js';
 import type { DeliveryRecord, Ledger, SuppressionList, TransitionRequest } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
+import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
 import type { OutboundMessage, SendResult, Transport } from '../transports/port.js';
 import { buildClaimRecord } from './claimRecord.js';
+import { parseQueueMessage, type ResendOrder } from './queueMessage.js';
+import { recordInvalidBody, recordInvalidChannel, recordMismatch } from './sideRows.js';
 
 /**
- * The named edges of one dispatch. Crash tests stop the worker at each of them; in production the probe
- * is absent. The names are the documentation of the phases:
+ * The named edges of one dispatch: each phase below ends at one of them, and the loop calls the probe
+ * there (crash tests stop the worker at each; in production the probe is absent).
  *
- *   before_claim ─► [claim put] ─► after_claim ─► gates ─► [→ dispatching] ─► after_dispatching
- *        ─► [provider call] ─► after_provider ─► [→ outcome] ─► after_outcome
+ *   [seal]─► after_seal
+ *   before_claim ─► claim ─► after_claim ─► gates ─► after_dispatching ─► send ─► after_provider
+ *        ─► record ─► after_outcome ─► (wait ─► after_wait ─► gates …)
+ *   a gate that refuses writes its final state and stops at after_gate.
  */
 export type DispatchEdge =
+  | 'after_seal'
   | 'before_claim'
   | 'after_claim'
+  | 'after_gate'
   | 'after_dispatching'
   | 'after_provider'
-  | 'after_outcome';
+  | 'after_outcome'
+  | 'after_wait';
 export type EdgeProbe = (
   edge: DispatchEdge,
-  context: { dedupeKey: string; channel: Channel },
+  context: { dedupeKey: string; channel: Channel; state?: DeliveryState },
 ) => void | Promise<void>;
 
 export interface DispatchLogger {
@@ -54,8 +62,20 @@ export interface DispatcherDeps {
   clock: Clock;
   /** HMAC key for content hashes (from Secrets Manager in AWS). */
   contentHashKey: string;
+  /** Seals intent bodies when work leaves the happy path (AWS Encryption SDK). */
+  sealer: IntentSealer;
   workerId: string;
   leaseMs: number;
+  /**
+   * The queue's maxReceiveCount: on the last receive the intent is sealed before anything else, so the
+   * ledger's sweep owns it if this delivery dies. Absent: never treated as the last receive.
+   */
+  maxReceiveCount?: number;
+  /**
+   * How long after a parked message's own due time the ledger's sweep looks (the queue message normally
+   * comes back first). Default: 2 × the lease.
+   */
+  parkGraceMs?: number;
   /** Longest wait spent retrying inside one invocation; a longer Retry-After goes back to the queue. */
   inlineRetryBudgetMs?: number;
   backoff?: { baseMs: number; capMs: number };
@@ -66,23 +86,46 @@ export interface DispatcherDeps {
   probe?: EdgeProbe;
 }
 
+/** What this worker did with one channel. The names are the documentation of the outcomes. */
+export type ChannelAction =
+  | 'sent'
+  | 'rejected_by_provider'
+  | 'retry_budget_exhausted'
+  /** The row is `unknown`; the reconciler and evidence settle it (a keyed replay may come back). */
+  | 'marked_unknown'
+  /** The message must come back (a live lease elsewhere, a retry not yet due, a keyed replay). */
+  | 'retry_later'
+  | 'left_for_reconciler'
+  | 'already_final'
+  | 'content_mismatch_blocked'
+  | 'expired'
+  | 'suppressed'
+  | 'blocked'
+  | 'render_failed'
+  /** The row moved under this worker while the provider answered; the answer was applied to it. */
+  | 'late_answer_applied'
+  /** The fallback's active channel is not settled; the ledger's seal owns the wait. */
+  | 'waiting_for_active_channel';
+
 /** Where one channel of an intent ended up after this delivery of the message. */
 export interface ChannelOutcome {
   channel: Channel;
   dedupeKey: string;
   state: DeliveryState;
-  /** What this worker did: sent, left it alone, found it done, … */
-  action: string;
+  action: ChannelAction;
   providerMessageId?: string;
+  /** With `retry_later`: when the message is worth receiving again (epoch ms). */
+  dueAt?: number;
 }
 
 /**
  * - `done`: nothing more will happen for this queue message; acknowledge it.
- * - `retry_later`: the message must come back (a live lease elsewhere, a Retry-After beyond the inline
- *   budget, a fallback waiting on an unknown outcome); the SQS handler reports it as a batch item failure.
+ * - `retry_later`: the message must come back; `visibleAfterMs` says when (the SQS handler moves its
+ *   visibility there, so a long Retry-After does not burn receives).
  */
 export interface IntentOutcome {
   disposition: 'done' | 'retry_later';
+  visibleAfterMs?: number;
   channels: ChannelOutcome[];
   invalid?: { issues: Array<{ field: string; message: string }> };
 }
@@ -94,87 +137,162 @@ export interface QueueEnvelope {
 
 /** Thrown when a transition this worker expected to make was refused because another worker moved first. */
 class LostRace extends SendproofError {
-  constructor(pk: string) {
+  constructor(
+    pk: string,
+    readonly current: DeliveryRecord | undefined,
+  ) {
     super('retryable', 'lost_race', `row ${pk} moved under this worker`);
   }
 }
 
 const DEFAULT_BACKOFF = { baseMs: 200, capMs: 5_000 };
 const MAX_WHY = 120;
+/** The longest visibility SQS allows. */
+const MAX_VISIBILITY_MS = 12 * 3600 * 1000;
+
+/** One intent being handled: what every phase of every channel needs. */
+interface Job {
+  valid: ValidIntent;
+  /** The message body as received (or as unsealed): sealed again when work is parked. */
+  body: string;
+  logicalKey: string;
+  /** True once this handling has sealed the intent (one seal write per handling at most). */
+  sealed: boolean;
+}
+
+/** One channel on its way through the phases. */
+interface ChannelRun {
+  job: Job;
+  channel: Channel;
+  transport: Transport;
+  rendered: RenderedMessage;
+  hash: string;
+  dedupeKey: string;
+  attachments?: OutboundMessage['attachments'];
+}
+
+/** What a phase returns: the next phase (with the row as it now stands), or the channel's outcome. */
+type Step =
+  | { next: 'claim' }
+  | { next: 'gates'; row: DeliveryRecord }
+  | { next: 'send'; row: DeliveryRecord }
+  | { next: 'record'; row: DeliveryRecord; result: SendResult }
+  | { next: 'wait'; row: DeliveryRecord; delayMs: number }
+  | { done: ChannelOutcome };
 
 /**
- * The dispatcher: from one queue message to provider calls and honest ledger outcomes.
- * Order of gates before any provider call: fallback pointer (which channel may be active at all) →
- * claim (with the content hash) → expiry → suppression → attachment checksums → expiry again →
- * durable `dispatching` → provider.
+ * The dispatcher: from one queue message to provider calls and honest ledger outcomes, as phases in the
+ * spirit of Stripe-style idempotency keys (each foreign call in its own phase, each phase ending in at
+ * most one conditional write that is also its recovery point):
+ *
+ *   claim   conditional put (or the existing row decides: lib/domain/resume.ts)
+ *   gates   expiry → suppression → attachment checksums → expiry again → replay window → `dispatching`
+ *   send    the provider call, same key every time; nothing written
+ *   record  the outcome: accepted | rejected | unknown | retry_wait
+ *   wait    inline back-off, or park: sealed intent + the message comes back at the due time
  */
 export class Dispatcher {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly inlineRetryBudgetMs: number;
   private readonly backoff: { baseMs: number; capMs: number };
+  private readonly parkGraceMs: number;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.sleep = deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.random = deps.random ?? Math.random;
     this.inlineRetryBudgetMs = deps.inlineRetryBudgetMs ?? 10_000;
     this.backoff = deps.backoff ?? DEFAULT_BACKOFF;
+    this.parkGraceMs = deps.parkGraceMs ?? 2 * deps.leaseMs;
   }
 
   /** Handles one queue message body. Throws only for infrastructure failures (the message will come back). */
-  async handle(body: string, envelope: QueueEnvelope): Promise<IntentOutcome> {
+  async handle(rawBody: string, envelope: QueueEnvelope): Promise<IntentOutcome> {
+    const message = parseQueueMessage(rawBody);
+    let body = rawBody;
+    if (message.kind === 'resume') {
+      const opened = await this.unseal(message.logicalKey);
+      if (!opened) return { disposition: 'done', channels: [] };
+      body = message.resend ? asResend(opened, message.resend) : opened;
+    }
     const parsed = parseIntent(body, {
       purposes: this.deps.purposes,
       clock: this.deps.clock,
       allowExpired: true,
     });
     if (!parsed.ok) {
-      await this.recordInvalid(body, envelope, parsed.error.issues);
+      await recordInvalidBody(this.sideRowDeps(), body, envelope, parsed.error.issues);
+      this.deps.metrics?.count(METRIC.intentsInvalid);
       return { disposition: 'done', channels: [], invalid: { issues: parsed.error.issues } };
     }
     const valid = parsed.value;
-    if (valid.delivery === 'fallback') return this.handleFallback(valid);
-    const channels = await Promise.all(
-      valid.intent.channels.map((channel) => this.deliverChannel(valid, channel)),
-    );
+    const job: Job = { valid, body, logicalKey: logicalKeyOf(valid), sealed: false };
+    const lastReceive =
+      this.deps.maxReceiveCount !== undefined && (envelope.receiveCount ?? 1) >= this.deps.maxReceiveCount;
+    // A fallback may need its next channel long after this message is gone (a bounce hours later), and
+    // a last receive has no next receive: either way the ledger takes the intent now, before any claim.
+    const sealReason = valid.delivery === 'fallback' ? 'fallback' : lastReceive ? 'last_receive' : undefined;
+    if (sealReason) await this.park(job, sealReason, this.deps.clock.now() + this.deps.leaseMs);
+
+    // The fallback pointer rules every intent of a logical notification that has one, whatever the
+    // intent's own delivery mode says: at most one channel active.
+    const flowExists =
+      valid.delivery === 'fallback' || (await this.deps.ledger.getFlow(job.logicalKey)) !== undefined;
+    const channels = flowExists
+      ? await this.handleFallback(job)
+      : await Promise.all(valid.intent.channels.map((channel) => this.deliverChannel(job, channel)));
+    const waiting = channels.filter((c) => c.action === 'retry_later');
+    if (waiting.length === 0) return { disposition: 'done', channels };
+    const now = this.deps.clock.now();
+    const dueAt = Math.min(...waiting.map((c) => c.dueAt ?? now));
     return {
-      disposition: channels.some((c) => c.action === 'retry_later') ? 'retry_later' : 'done',
+      disposition: 'retry_later',
+      visibleAfterMs: Math.min(Math.max(0, dueAt - now), MAX_VISIBILITY_MS),
       channels,
     };
   }
 
   /**
    * Fallback: the logical notification's flow pointer names the one channel that may be active. The next
-   * channel is authorized only after the active one is definitively failed — never while it is unknown,
-   * dispatching or waiting to retry. While the active channel is unknown the message is parked (it comes
-   * back from the queue) so that reconciliation can still lead to the next channel.
+   * channel is authorized only after the active one definitively failed — never while it is unknown,
+   * dispatching or waiting to retry. While the active channel is unknown nothing is parked in the queue:
+   * the intent is sealed, and whoever settles the channel (reconciler, evidence, operator) moves the
+   * pointer and wakes the seal, so the ledger's sweep sends the next channel.
    */
-  private async handleFallback(valid: ValidIntent): Promise<IntentOutcome> {
-    const { intent, policy } = valid;
-    const { channel: _c, ...logical } = identityOf(intent, policy, intent.channels[0]!);
-    const logicalKey = deriveLogicalKey(logical);
-    let flow = await this.deps.ledger.openFlow(logicalKey, [...intent.channels]);
+  private async handleFallback(job: Job): Promise<ChannelOutcome[]> {
+    const { intent } = job.valid;
+    let flow = await this.deps.ledger.openFlow(job.logicalKey, [...intent.channels]);
     const outcomes: ChannelOutcome[] = [];
     for (;;) {
       const channel = flow.order[flow.activeIndex]!;
-      const outcome = await this.deliverChannel(valid, channel);
+      if (!intent.channels.includes(channel)) return outcomes;
+      const outcome = await this.deliverChannel(job, channel);
       outcomes.push(outcome);
       const isLast = flow.activeIndex >= flow.order.length - 1;
-      if (outcome.action === 'retry_later') return { disposition: 'retry_later', channels: outcomes };
-      if (!DEFINITIVE_FAILURES.includes(outcome.state) || isLast) {
-        // Unknown on a channel that still has a fallback: park the message; the answer may authorize the next.
-        const parked = !isLast && (outcome.state === 'unknown' || outcome.state === 'quarantined');
-        return { disposition: parked ? 'retry_later' : 'done', channels: outcomes };
+      if (outcome.action === 'retry_later') return outcomes;
+      if (!definitivelyFailed(outcome.state) || isLast) {
+        if (!isLast && (outcome.state === 'unknown' || outcome.state === 'quarantined')) {
+          const policy = job.valid.policy;
+          await this.park(
+            job,
+            'fallback_waits_for_active',
+            this.deps.clock.now() + policy.ambiguityDeadlineSeconds * 1000,
+          );
+          outcomes[outcomes.length - 1] = { ...outcome, action: 'waiting_for_active_channel' };
+        }
+        return outcomes;
       }
-      const advanced = await this.deps.ledger.advanceFlow(logicalKey, flow.activeIndex, flow.version);
-      const current = advanced ?? (await this.deps.ledger.getFlow(logicalKey));
-      if (!current) throw new Error(`fallback flow ${logicalKey} disappeared`);
+      const advanced = await this.deps.ledger.advanceFlow(job.logicalKey, flow.activeIndex, flow.version);
+      const current = advanced ?? (await this.deps.ledger.getFlow(job.logicalKey));
+      if (!current)
+        throw new SendproofError('retryable', 'flow_missing', `fallback flow ${job.logicalKey} disappeared`);
       if (current.activeIndex <= flow.activeIndex) {
         // Another worker holds the pointer at a different version; re-read on the next delivery.
-        return { disposition: 'retry_later', channels: outcomes };
+        outcomes[outcomes.length - 1] = { ...outcome, action: 'retry_later', dueAt: this.deps.clock.now() };
+        return outcomes;
       }
       this.deps.logger.info('fallback advanced', {
-        logicalKey,
+        logicalKey: job.logicalKey,
         from: channel,
         to: current.order[current.activeIndex],
       });
@@ -182,300 +300,306 @@ export class Dispatcher {
     }
   }
 
-  private async deliverChannel(valid: ValidIntent, channel: Channel): Promise<ChannelOutcome> {
-    const { intent, policy } = valid;
+  /** Renders, then runs the phases until the channel has an outcome. */
+  private async deliverChannel(job: Job, channel: Channel): Promise<ChannelOutcome> {
+    const { intent, policy } = job.valid;
     const key = deriveDedupeKey(identityOf(intent, policy, channel));
-    const log = { dedupeKey: key.readable, channel, purpose: intent.purpose, eventId: intent.eventId };
     let rendered: RenderedMessage;
     try {
-      rendered = this.deps.renderer.render({
-        templateId: intent.template.id,
-        revision: intent.template.revision,
-        channel,
-        ...(intent.locale ? { locale: intent.locale } : {}),
-        data: intent.data ?? {},
-        secrets: intent.secrets ?? {},
-        ...(channel === 'email' && intent.attachments
-          ? {
-              attachments: intent.attachments.map((a) => ({
-                filename: a.filename,
-                contentType: a.contentType,
-                sha256: a.sha256,
-              })),
-            }
-          : {}),
-      });
+      rendered = this.render(job.valid, channel);
     } catch (error) {
-      if (error instanceof SendproofError && error.kind === 'permanent') {
-        await this.recordInvalidChannel(valid, channel, key.readable, error);
-        return { channel, dedupeKey: key.readable, state: 'invalid', action: 'render_failed' };
+      if (!(error instanceof SendproofError && error.kind === 'permanent')) throw error;
+      // The revision is gone or the data no longer renders. An in-flight row of this key must still be
+      // settled (its lease and state first), then the refusal is recorded beside it.
+      const existing = await this.deps.ledger.get(key.readable);
+      if (existing) await this.settleExpiredDispatching(existing);
+      await recordInvalidChannel(this.sideRowDeps(), job.valid, channel, key.readable, error);
+      this.deps.metrics?.count(METRIC.intentsInvalid);
+      return { channel, dedupeKey: key.readable, state: 'invalid', action: 'render_failed' };
+    }
+    const run: ChannelRun = {
+      job,
+      channel,
+      transport: this.deps.transports[channel],
+      rendered,
+      hash: contentHash(rendered.content, this.deps.contentHashKey),
+      dedupeKey: key.readable,
+    };
+    let step: Step = { next: 'claim' };
+    try {
+      for (;;) {
+        if ('done' in step) return step.done;
+        step = await this.phase(run, step);
+      }
+    } catch (error) {
+      if (error instanceof LostRace) {
+        this.deps.logger.warn('another worker moved the row; leaving it', {
+          dedupeKey: run.dedupeKey,
+          channel,
+        });
+        const state = error.current?.state ?? 'claimed';
+        return {
+          channel,
+          dedupeKey: run.dedupeKey,
+          state,
+          action: isTerminal(state) ? 'already_final' : 'retry_later',
+          dueAt: this.deps.clock.now() + this.deps.leaseMs,
+        };
       }
       throw error;
     }
-    const hash = contentHash(rendered.content, this.deps.contentHashKey);
-    await this.deps.probe?.('before_claim', { dedupeKey: key.readable, channel });
+  }
+
+  /** Runs one phase and calls the probe at the edge it ends on. */
+  private async phase(run: ChannelRun, step: Exclude<Step, { done: ChannelOutcome }>): Promise<Step> {
+    const probe = (edge: DispatchEdge, state?: DeliveryState) =>
+      this.deps.probe?.(edge, {
+        dedupeKey: run.dedupeKey,
+        channel: run.channel,
+        ...(state ? { state } : {}),
+      });
+    switch (step.next) {
+      case 'claim': {
+        await probe('before_claim');
+        const next = await this.claimPhase(run);
+        await probe('after_claim');
+        return next;
+      }
+      case 'gates': {
+        const next = await this.gatesPhase(run, step.row);
+        if ('done' in next) {
+          if (next.done.state !== step.row.state) await probe('after_gate', next.done.state);
+        } else await probe('after_dispatching');
+        return next;
+      }
+      case 'send': {
+        const result = await this.send(run, step.row);
+        await probe('after_provider');
+        return { next: 'record', row: step.row, result };
+      }
+      case 'record': {
+        const next = await this.recordPhase(run, step.row, step.result);
+        await probe(
+          'after_outcome',
+          'done' in next ? next.done.state : 'row' in next ? next.row.state : undefined,
+        );
+        return next;
+      }
+      case 'wait': {
+        const next = await this.waitPhase(run, step.row, step.delayMs);
+        await probe('after_wait');
+        return next;
+      }
+    }
+  }
+
+  // ── claim ──────────────────────────────────────────────────────────────────────────────────────────
+
+  private async claimPhase(run: ChannelRun): Promise<Step> {
     const now = this.deps.clock.now();
     const claim = await this.deps.ledger.claim(
       buildClaimRecord({
-        valid,
-        channel,
-        contentHash: hash,
-        templateOwner: rendered.owner,
+        valid: run.job.valid,
+        channel: run.channel,
+        contentHash: run.hash,
+        templateOwner: run.rendered.owner,
         workerId: this.deps.workerId,
         now,
         leaseMs: this.deps.leaseMs,
       }),
     );
-    let row: DeliveryRecord;
     if (claim.kind === 'claimed') {
       this.deps.metrics?.count(METRIC.claims);
-      row = claim.record;
-    } else {
-      this.deps.metrics?.count(METRIC.claimConflicts);
-      const decided = await this.onConflict(claim.existing, hash, valid, channel);
-      if ('outcome' in decided) {
-        this.deps.logger.info('claim conflict decided', {
-          ...log,
-          state: decided.outcome.state,
-          action: decided.outcome.action,
-        });
-        return decided.outcome;
-      }
-      row = decided.row;
+      return { next: 'gates', row: claim.record };
     }
-    await this.deps.probe?.('after_claim', { dedupeKey: key.readable, channel });
-    try {
-      return await this.runGatesAndSend(row, valid, channel, rendered);
-    } catch (error) {
-      if (error instanceof LostRace) {
-        this.deps.logger.warn('another worker moved the row; leaving it', log);
-        return { channel, dedupeKey: key.readable, state: row.state, action: 'retry_later' };
+    this.deps.metrics?.count(METRIC.claimConflicts);
+    const step = await this.onExisting(run, claim.existing);
+    if ('done' in step)
+      this.deps.logger.info('claim conflict decided', {
+        dedupeKey: run.dedupeKey,
+        channel: run.channel,
+        state: step.done.state,
+        action: step.done.action,
+      });
+    return step;
+  }
+
+  /** A claim conflict never authorizes a send by itself: the existing row decides (lib/domain/resume.ts). */
+  private async onExisting(run: ChannelRun, existing: DeliveryRecord): Promise<Step> {
+    let row = existing;
+    for (let round = 0; round < 2; round += 1) {
+      const now = this.deps.clock.now();
+      const decision = decideExisting(row, {
+        sameContent: row.contentHash === run.hash,
+        now,
+        replayWindowOpen: replayWindowOpen(row, run.transport, now),
+      });
+      switch (decision.kind) {
+        case 'final':
+          return this.done(row, 'already_final');
+        case 'busy':
+          return this.done(row, 'retry_later', { dueAt: decision.until });
+        case 'content_mismatch':
+          await recordMismatch(this.sideRowDeps(), row, run.hash, run.job.valid, run.channel);
+          this.deps.metrics?.count(METRIC.blocked);
+          return {
+            done: {
+              channel: run.channel,
+              dedupeKey: row.pk,
+              state: 'blocked',
+              action: 'content_mismatch_blocked',
+            },
+          };
+        case 'take_over': {
+          const takeover = await this.deps.ledger.transition({
+            pk: row.pk,
+            from: row.state,
+            to: 'claimed',
+            expectedVersion: row.version,
+            by: this.deps.workerId,
+            why: row.state === 'stalled' ? 'stalled_taken_over' : 'lease_takeover',
+            ...(row.state === 'claimed' ? { leaseExpiredBefore: now } : {}),
+            set: { leaseOwner: this.deps.workerId, leaseUntil: now + this.deps.leaseMs },
+            now,
+          });
+          if (takeover.kind === 'ok') return { next: 'gates', row: takeover.record };
+          return this.done(takeover.current ?? row, 'retry_later', { dueAt: now + this.deps.leaseMs });
+        }
+        case 'mark_unknown': {
+          const marked = await this.settleExpiredDispatching(row);
+          if (!marked) return this.done(row, 'retry_later', { dueAt: now + this.deps.leaseMs });
+          // Decide again on the unknown row: a mismatch is still blocked, an open window still parks.
+          row = marked;
+          if (row.contentHash !== run.hash) continue;
+          return this.parkForReplay(run, row, 'marked_unknown');
+        }
+        case 'wait':
+          await this.park(run.job, 'retry_wait', decision.until + this.parkGraceMs);
+          return this.done(row, 'retry_later', { dueAt: decision.until });
+        case 'resume':
+          return { next: 'gates', row };
+        case 'leave': {
+          if (row.state === 'retry_wait') {
+            // Unknown once, and the provider no longer remembers the key: no request may leave.
+            const moved = await this.move(row, 'unknown', 'replay_window_closed');
+            return this.done(moved, 'left_for_reconciler');
+          }
+          return this.done(row, 'left_for_reconciler');
+        }
       }
-      throw error;
     }
+    return this.done(row, 'left_for_reconciler');
   }
 
   /**
-   * A claim conflict never authorizes a send by itself. The existing row decides:
-   * different content → blocked record; terminal → done; unknown/quarantined → the reconciler's;
-   * live lease elsewhere → come back later; expired lease on claimed → take over (nothing was sent);
-   * expired lease on dispatching → unknown (something may have been sent); due retry_wait → resume.
+   * The one `dispatching → unknown` rule for an expired lease (the reconciler and operator decisions
+   * call the ledger the same way). Returns the unknown row, or undefined when another actor moved first.
    */
-  private async onConflict(
-    existing: DeliveryRecord,
-    hash: string,
-    valid: ValidIntent,
-    channel: Channel,
-  ): Promise<{ outcome: ChannelOutcome } | { row: DeliveryRecord }> {
+  private async settleExpiredDispatching(row: DeliveryRecord): Promise<DeliveryRecord | undefined> {
     const now = this.deps.clock.now();
-    const base = { channel, dedupeKey: existing.pk };
-    if (existing.contentHash !== hash) {
-      await this.recordBlocked(existing, hash, valid, channel);
-      this.deps.metrics?.count(METRIC.blocked);
-      return { outcome: { ...base, state: 'blocked', action: 'content_mismatch_blocked' } };
-    }
-    if (isTerminal(existing.state))
-      return { outcome: { ...base, state: existing.state, action: 'already_final' } };
-    switch (existing.state) {
-      case 'unknown':
-        // Only a provider that enforces the key may see this request again: it answers with the original.
-        if (replayWindowOpen(existing, this.deps.transports[channel], now)) return { row: existing };
-        return { outcome: { ...base, state: existing.state, action: 'left_for_reconciler' } };
-      case 'quarantined':
-        return { outcome: { ...base, state: existing.state, action: 'left_for_reconciler' } };
-      case 'claimed': {
-        if ((existing.leaseUntil ?? 0) > now)
-          return { outcome: { ...base, state: 'claimed', action: 'retry_later' } };
-        const takeover = await this.deps.ledger.transition({
-          pk: existing.pk,
-          from: 'claimed',
-          to: 'claimed',
-          expectedVersion: existing.version,
-          by: this.deps.workerId,
-          why: 'lease_takeover',
-          leaseExpiredBefore: now,
-          set: { leaseOwner: this.deps.workerId, leaseUntil: now + this.deps.leaseMs },
-          now,
-        });
-        if (takeover.kind === 'ok') return { row: takeover.record };
-        return { outcome: { ...base, state: takeover.current?.state ?? 'claimed', action: 'retry_later' } };
-      }
-      case 'dispatching': {
-        if ((existing.leaseUntil ?? 0) > now)
-          return { outcome: { ...base, state: 'dispatching', action: 'retry_later' } };
-        const result = await this.deps.ledger.transition({
-          pk: existing.pk,
-          from: 'dispatching',
-          to: 'unknown',
-          expectedVersion: existing.version,
-          by: this.deps.workerId,
-          why: 'dispatching_lease_expired',
-          leaseExpiredBefore: now,
-          now,
-        });
-        if (result.kind !== 'ok') {
-          return {
-            outcome: { ...base, state: result.current?.state ?? 'dispatching', action: 'retry_later' },
-          };
-        }
-        this.deps.metrics?.count(METRIC.unknown);
-        // Park the message while a key-enforced replay is still possible; the next delivery replays.
-        const park = replayWindowOpen(result.record, this.deps.transports[channel], now);
-        return { outcome: { ...base, state: 'unknown', action: park ? 'retry_later' : 'marked_unknown' } };
-      }
-      case 'retry_wait': {
-        if ((existing.nextAttemptAt ?? 0) > now)
-          return { outcome: { ...base, state: 'retry_wait', action: 'retry_later' } };
-        return { row: existing };
-      }
-      default:
-        return { outcome: { ...base, state: existing.state, action: 'retry_later' } };
-    }
+    if (row.state !== 'dispatching' || (row.leaseUntil ?? 0) > now) return undefined;
+    const result = await this.deps.ledger.transition({
+      pk: row.pk,
+      from: 'dispatching',
+      to: 'unknown',
+      expectedVersion: row.version,
+      by: this.deps.workerId,
+      why: 'dispatching_lease_expired',
+      leaseExpiredBefore: now,
+      now,
+    });
+    if (result.kind !== 'ok') return undefined;
+    this.deps.metrics?.count(METRIC.unknown);
+    return result.record;
   }
 
-  private async runGatesAndSend(
-    row: DeliveryRecord,
-    valid: ValidIntent,
-    channel: Channel,
-    rendered: RenderedMessage,
-  ): Promise<ChannelOutcome> {
-    const { intent, policy } = valid;
-    const transport = this.deps.transports[channel];
-    let attachments: OutboundMessage['attachments'];
-    for (;;) {
-      const now = this.deps.clock.now();
-      // Gate: expiry, against the current clock, before every attempt (and again below).
-      const expiredEarly = await this.expireIfDue(row, valid);
-      if (expiredEarly) return expiredEarly;
-      // Gate: suppression list.
-      const suppression = await this.deps.suppressions.isSuppressed(
-        intent.tenant,
-        intent.recipient.ref,
-        channel,
-      );
-      if (suppression.suppressed) {
-        // A replay of an unknown row is only for a message still allowed; unknown never becomes
-        // suppressed by itself, it stays for the reconciler.
-        if (row.state === 'unknown') return this.outcome(row, 'left_for_reconciler');
-        row = await this.move(row, 'suppressed', `suppressed:${suppression.reason ?? 'listed'}`, {
-          ttl: this.ttlFor(valid, now),
-        });
-        this.deps.metrics?.count(METRIC.suppressed);
-        return this.outcome(row, 'suppressed');
-      }
-      // Gate: attachments by immutable reference, checksum verified before anything leaves.
-      if (channel === 'email' && intent.attachments?.length && !attachments) {
-        const fetched = [];
-        for (const [index, ref] of intent.attachments.entries()) {
-          const bytes = await this.deps.attachments.fetch(ref.uri);
-          if (sha256Hex(bytes) !== ref.sha256) {
-            // By position, not file name: a report's file name can carry a patient's name.
-            row = await this.move(row, 'blocked', `attachment_checksum_mismatch:${index + 1}`, {
-              ttl: this.ttlFor(valid, now),
-            });
-            this.deps.metrics?.count(METRIC.blocked);
-            return this.outcome(row, 'blocked');
-          }
-          fetched.push({ filename: ref.filename, contentType: ref.contentType, content: bytes });
-        }
-        attachments = fetched;
-      }
-      // Expiry once more with no I/O left before the dispatching write: the suppression read and the
-      // attachment fetches above can take seconds, and an expired reset must not leave.
-      const expiredLate = await this.expireIfDue(row, valid);
-      if (expiredLate) return expiredLate;
-      // Durable `dispatching` first; only then the provider call.
-      const attempt = row.attempts + 1;
-      const why =
-        row.state === 'unknown' ? 'replay_under_enforced_key' : attempt === 1 ? 'gates_passed' : 'retry';
-      row = await this.move(row, 'dispatching', why, {
-        attempts: attempt,
-        transport: transport.name,
-        leaseOwner: this.deps.workerId,
-        leaseUntil: this.deps.clock.now() + this.deps.leaseMs,
+  // ── gates ──────────────────────────────────────────────────────────────────────────────────────────
+
+  private async gatesPhase(run: ChannelRun, input: DeliveryRecord): Promise<Step> {
+    let row = input;
+    const { intent } = run.job.valid;
+    const replay = isReplay(row);
+    // Gate: expiry, against the current clock (and again below, with no I/O after it).
+    const expiredEarly = await this.expireIfDue(run, row);
+    if (expiredEarly) return expiredEarly;
+    // Gate: suppression list.
+    const suppression = await this.deps.suppressions.isSuppressed(
+      intent.tenant,
+      intent.recipient.ref,
+      run.channel,
+    );
+    if (suppression.suppressed) {
+      // A replay is a question about a send that may have happened: the row stays for the reconciler.
+      if (replay) return this.leaveUnknown(row, 'replay_refused:suppressed');
+      row = await this.move(row, 'suppressed', `suppressed:${suppression.reason ?? 'listed'}`, {
+        ttl: this.ttlFor(run, this.deps.clock.now()),
       });
-      await this.deps.probe?.('after_dispatching', { dedupeKey: row.pk, channel });
-      const result = await this.send(transport, row, valid, channel, rendered, attachments);
-      await this.deps.probe?.('after_provider', { dedupeKey: row.pk, channel });
-      const after = this.deps.clock.now();
-      switch (result.kind) {
-        case 'accepted':
-          row = await this.move(
-            row,
-            'accepted',
-            result.replayed ? 'provider_replayed_original' : 'provider_accepted',
-            {
-              providerMessageId: result.providerMessageId,
-              attempts: attempt,
-              ttl: this.ttlFor(valid, after),
-            },
-          );
-          this.deps.metrics?.count(METRIC.accepted);
-          await this.deps.probe?.('after_outcome', { dedupeKey: row.pk, channel });
-          return this.outcome(row, 'sent', result.providerMessageId);
-        case 'rejected':
-          row = await this.move(row, 'rejected', `provider_rejected:${result.code ?? result.reason}`, {
-            attempts: attempt,
-            ttl: this.ttlFor(valid, after),
-          });
-          this.deps.metrics?.count(METRIC.rejected);
-          await this.deps.probe?.('after_outcome', { dedupeKey: row.pk, channel });
-          return this.outcome(row, 'rejected_by_provider');
-        case 'ambiguous':
-          row = await this.move(row, 'unknown', `ambiguous:${result.reason}`, {
-            attempts: attempt,
-          });
-          this.deps.metrics?.count(METRIC.unknown);
-          this.deps.logger.warn('provider outcome unknown; left for reconciliation', {
-            dedupeKey: row.pk,
-            channel,
-            reason: result.reason,
-          });
-          await this.deps.probe?.('after_outcome', { dedupeKey: row.pk, channel });
-          // With an enforced key the message is parked: its next delivery replays under the same key.
-          return this.outcome(
-            row,
-            replayWindowOpen(row, transport, after) ? 'retry_later' : 'marked_unknown',
-          );
-        case 'retryable': {
-          if (attempt >= policy.maxAttempts) {
-            row = await this.move(row, 'rejected', `retry_budget_exhausted:${result.reason}`, {
-              attempts: attempt,
-              ttl: this.ttlFor(valid, after),
-            });
-            this.deps.metrics?.count(METRIC.rejected);
-            return this.outcome(row, 'retry_budget_exhausted');
-          }
-          const delay = nextDelayMs({
-            attempt,
-            baseMs: this.backoff.baseMs,
-            capMs: this.backoff.capMs,
-            ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
-            random: this.random,
-          });
-          row = await this.move(row, 'retry_wait', `retryable:${result.reason}`, {
-            attempts: attempt,
-            nextAttemptAt: after + delay,
-          });
-          this.deps.metrics?.count(METRIC.retries);
-          if (delay > this.inlineRetryBudgetMs) return this.outcome(row, 'retry_later');
-          await this.sleep(delay);
-          // Loop: every gate is evaluated again before the next attempt, with the same key and content.
-          continue;
-        }
-      }
+      this.deps.metrics?.count(METRIC.suppressed);
+      return this.done(row, 'suppressed');
     }
+    // Gate: attachments by immutable reference, checksum verified before anything leaves.
+    if (run.channel === 'email' && intent.attachments?.length && !run.attachments) {
+      const fetched = [];
+      for (const [index, ref] of intent.attachments.entries()) {
+        const bytes = await this.deps.attachments.fetch(ref.uri);
+        if (sha256Hex(bytes) !== ref.sha256) {
+          if (replay)
+            return this.leaveUnknown(row, `replay_refused:attachment_checksum_mismatch:${index + 1}`);
+          // By position, not file name: a report's file name can carry a patient's name.
+          row = await this.move(row, 'blocked', `attachment_checksum_mismatch:${index + 1}`, {
+            ttl: this.ttlFor(run, this.deps.clock.now()),
+          });
+          this.deps.metrics?.count(METRIC.blocked);
+          return this.done(row, 'blocked');
+        }
+        fetched.push({ filename: ref.filename, contentType: ref.contentType, content: bytes });
+      }
+      run.attachments = fetched;
+    }
+    // Expiry once more, and for a replay the provider's key window, with no I/O left before the write:
+    // the reads above can take seconds.
+    const expiredLate = await this.expireIfDue(run, row);
+    if (expiredLate) return expiredLate;
+    const now = this.deps.clock.now();
+    if (replay && !replayWindowOpen(row, run.transport, now)) {
+      if (row.state === 'retry_wait') row = await this.move(row, 'unknown', 'replay_window_closed');
+      return this.done(row, 'left_for_reconciler');
+    }
+    // Durable `dispatching` first; only then the provider call. A replay spends no attempt.
+    const attempts = replay ? row.attempts : row.attempts + 1;
+    const why = replay ? 'replay_under_enforced_key' : attempts === 1 ? 'gates_passed' : 'retry';
+    row = await this.move(row, 'dispatching', why, {
+      attempts,
+      transport: run.transport.name,
+      leaseOwner: this.deps.workerId,
+      leaseUntil: now + this.deps.leaseMs,
+    });
+    return { next: 'send', row };
   }
 
-  private async send(
-    transport: Transport,
-    row: DeliveryRecord,
-    valid: ValidIntent,
-    channel: Channel,
-    rendered: RenderedMessage,
-    attachments: OutboundMessage['attachments'],
-  ): Promise<SendResult> {
-    const { intent } = valid;
+  private async leaveUnknown(row: DeliveryRecord, why: string): Promise<Step> {
+    if (row.state === 'unknown') return this.done(row, 'left_for_reconciler');
+    const moved = await this.move(row, 'unknown', why);
+    return this.done(moved, 'left_for_reconciler');
+  }
+
+  /** `expired` when the intent's expiry has passed by the clock now; a replayed row stays for the reconciler. */
+  private async expireIfDue(run: ChannelRun, row: DeliveryRecord): Promise<Step | undefined> {
+    const now = this.deps.clock.now();
+    if (row.expiresAt === undefined || now < row.expiresAt) return undefined;
+    if (isReplay(row)) return this.leaveUnknown(row, 'replay_refused:expired');
+    const expired = await this.move(row, 'expired', 'expired_before_dispatch', {
+      ttl: this.ttlFor(run, now),
+    });
+    this.deps.metrics?.count(METRIC.expired);
+    return this.done(expired, 'expired');
+  }
+
+  // ── send ───────────────────────────────────────────────────────────────────────────────────────────
+
+  private async send(run: ChannelRun, row: DeliveryRecord): Promise<SendResult> {
+    const { intent } = run.job.valid;
+    const { rendered, channel } = run;
     const to = channel === 'email' ? intent.recipient.email : intent.recipient.phone;
     if (!to) return { kind: 'rejected', reason: 'no destination for channel', code: 'missing_destination' };
     const message: OutboundMessage = {
@@ -484,13 +608,13 @@ export class Dispatcher {
       ...(rendered.content.subject !== undefined ? { subject: rendered.content.subject } : {}),
       text: rendered.content.text,
       ...(rendered.content.html !== undefined ? { html: rendered.content.html } : {}),
-      ...(attachments ? { attachments } : {}),
+      ...(run.attachments ? { attachments: run.attachments } : {}),
       dedupeKey: row.pk,
-      ...(valid.expiresAtMs !== undefined ? { expiresAtMs: valid.expiresAtMs } : {}),
+      ...(run.job.valid.expiresAtMs !== undefined ? { expiresAtMs: run.job.valid.expiresAtMs } : {}),
       tags: { purpose: intent.purpose, tenant: intent.tenant },
     };
     try {
-      return await transport.send(message, row.idempotencyKey);
+      return await run.transport.send(message, row.idempotencyKey);
     } catch (error) {
       // An adapter bug or an unexpected throw after the request may have left: never assume it did not.
       return {
@@ -498,6 +622,237 @@ export class Dispatcher {
         reason: `transport_threw:${error instanceof Error ? error.name : 'unknown'}`,
       };
     }
+  }
+
+  // ── record ─────────────────────────────────────────────────────────────────────────────────────────
+
+  private async recordPhase(run: ChannelRun, row: DeliveryRecord, result: SendResult): Promise<Step> {
+    try {
+      return await this.recordOutcome(run, row, result);
+    } catch (error) {
+      if (error instanceof LostRace) return this.applyLateAnswer(run, row, result, error);
+      throw error;
+    }
+  }
+
+  private async recordOutcome(run: ChannelRun, row: DeliveryRecord, result: SendResult): Promise<Step> {
+    const now = this.deps.clock.now();
+    const attempts = row.attempts;
+    if (result.kind === 'accepted') {
+      const accepted = await this.move(
+        row,
+        'accepted',
+        result.replayed ? 'provider_replayed_original' : 'provider_accepted',
+        { providerMessageId: result.providerMessageId, attempts, ttl: this.ttlFor(run, now) },
+      );
+      this.deps.metrics?.count(METRIC.accepted);
+      return this.done(accepted, 'sent', { providerMessageId: result.providerMessageId });
+    }
+    if (isReplay(row)) {
+      // A replay asked "do you have this key?". Any answer but the original message is evidence, not an
+      // outcome: back to unknown, no attempt spent, never rejected. Even `invalid_idempotent_request`
+      // proves only that the provider holds the key.
+      const detail = result.kind === 'rejected' ? (result.code ?? result.reason) : result.reason;
+      const back = await this.move(row, 'unknown', `replay_answer:${result.kind}:${detail}`, { attempts });
+      this.deps.metrics?.count(METRIC.unknown);
+      const delay = this.delayFor(attempts, result.kind === 'retryable' ? result.retryAfterMs : undefined);
+      return this.parkForReplay(run, back, 'marked_unknown', delay);
+    }
+    switch (result.kind) {
+      case 'rejected': {
+        const rejected = await this.move(
+          row,
+          'rejected',
+          `provider_rejected:${result.code ?? result.reason}`,
+          {
+            attempts,
+            ttl: this.ttlFor(run, now),
+          },
+        );
+        this.deps.metrics?.count(METRIC.rejected);
+        return this.done(rejected, 'rejected_by_provider');
+      }
+      case 'ambiguous': {
+        const unknown = await this.move(row, 'unknown', `ambiguous:${result.reason}`, { attempts });
+        this.deps.metrics?.count(METRIC.unknown);
+        this.deps.logger.warn('provider outcome unknown; left for reconciliation', {
+          dedupeKey: row.pk,
+          channel: run.channel,
+          reason: result.reason,
+        });
+        return this.parkForReplay(run, unknown, 'marked_unknown');
+      }
+      case 'retryable': {
+        if (attempts >= run.job.valid.policy.maxAttempts) {
+          const exhausted = await this.move(row, 'rejected', `retry_budget_exhausted:${result.reason}`, {
+            attempts,
+            ttl: this.ttlFor(run, now),
+          });
+          this.deps.metrics?.count(METRIC.rejected);
+          return this.done(exhausted, 'retry_budget_exhausted');
+        }
+        const delayMs = this.delayFor(attempts, result.retryAfterMs);
+        const waiting = await this.move(row, 'retry_wait', `retryable:${result.reason}`, {
+          attempts,
+          nextAttemptAt: now + delayMs,
+        });
+        this.deps.metrics?.count(METRIC.retries);
+        return { next: 'wait', row: waiting, delayMs };
+      }
+    }
+  }
+
+  /**
+   * The row moved while the provider answered: a redelivery found the lease expired, or the reconciler
+   * or an operator marked it `unknown`. A definite answer for this very attempt is still the truth about
+   * it, so it is applied to the unknown row instead of being thrown away. Anything else stays as it is.
+   */
+  private async applyLateAnswer(
+    run: ChannelRun,
+    ours: DeliveryRecord,
+    result: SendResult,
+    lost: LostRace,
+  ): Promise<Step> {
+    const current = lost.current ?? (await this.deps.ledger.get(ours.pk));
+    const definite = result.kind === 'accepted' || (result.kind === 'rejected' && !isReplay(ours));
+    if (current?.state !== 'unknown' || current.attempts !== ours.attempts || !definite) throw lost;
+    const now = this.deps.clock.now();
+    const settled =
+      result.kind === 'accepted'
+        ? await this.move(current, 'accepted', 'late_provider_answer', {
+            providerMessageId: result.providerMessageId,
+            ttl: this.ttlFor(run, now),
+          })
+        : await this.move(
+            current,
+            'rejected',
+            `late_provider_answer:${result.kind === 'rejected' ? (result.code ?? result.reason) : ''}`,
+            {
+              ttl: this.ttlFor(run, now),
+            },
+          );
+    this.deps.metrics?.count(result.kind === 'accepted' ? METRIC.accepted : METRIC.rejected);
+    this.deps.logger.info('late provider answer applied to an unknown row', {
+      dedupeKey: ours.pk,
+      channel: run.channel,
+      state: settled.state,
+    });
+    return this.done(settled, 'late_answer_applied', {
+      ...(result.kind === 'accepted' ? { providerMessageId: result.providerMessageId } : {}),
+    });
+  }
+
+  // ── wait ───────────────────────────────────────────────────────────────────────────────────────────
+
+  /** A short wait is slept here; a long one is parked: sealed, and the message comes back when due. */
+  private async waitPhase(run: ChannelRun, row: DeliveryRecord, delayMs: number): Promise<Step> {
+    if (delayMs > this.inlineRetryBudgetMs) {
+      const dueAt = row.nextAttemptAt ?? this.deps.clock.now() + delayMs;
+      await this.park(run.job, 'retry_wait', dueAt + this.parkGraceMs);
+      return this.done(row, 'retry_later', { dueAt });
+    }
+    await this.sleep(delayMs);
+    // Every gate is evaluated again before the next attempt, with the same key and content.
+    return { next: 'gates', row };
+  }
+
+  /**
+   * An unknown row whose provider enforces the key: seal the intent and bring the message back after a
+   * back-off to ask again. Without a replay window the reconciler and evidence settle it.
+   */
+  private async parkForReplay(
+    run: ChannelRun,
+    row: DeliveryRecord,
+    action: 'marked_unknown',
+    delayMs = this.delayFor(row.attempts),
+  ): Promise<Step> {
+    const now = this.deps.clock.now();
+    if (!replayWindowOpen(row, run.transport, now)) return this.done(row, action);
+    const dueAt = now + delayMs;
+    await this.park(run.job, 'replay', dueAt + this.parkGraceMs);
+    return this.done(row, 'retry_later', { dueAt });
+  }
+
+  private delayFor(attempt: number, retryAfterMs?: number): number {
+    return nextDelayMs({
+      attempt: Math.max(1, attempt),
+      baseMs: this.backoff.baseMs,
+      capMs: this.backoff.capMs,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      random: this.random,
+    });
+  }
+
+  // ── sealing ────────────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Hands the intent to the ledger: sealed with the AWS Encryption SDK (the logical key is the encryption
+   * context), in the attention index's `parked` partition, due when the sweep must look again. Once per
+   * handling; later parks only move the due time. TTL: the intent's expiry or the purpose's retention.
+   */
+  private async park(job: Job, reason: string, dueAt: number): Promise<void> {
+    if (job.sealed) {
+      await this.deps.ledger.rearm(job.logicalKey, dueAt, reason);
+      return;
+    }
+    const now = this.deps.clock.now();
+    const { intent, policy } = job.valid;
+    const retention = retentionTtl(policy, now);
+    const ttl =
+      job.valid.expiresAtMs !== undefined
+        ? Math.min(retention, Math.ceil(job.valid.expiresAtMs / 1000))
+        : retention;
+    await this.deps.ledger.park({
+      logicalKey: job.logicalKey,
+      rows: intent.channels.map((channel) => ({
+        channel,
+        dedupeKey: deriveDedupeKey(identityOf(intent, policy, channel)).readable,
+      })),
+      fallback: job.valid.delivery === 'fallback',
+      purpose: intent.purpose,
+      tenant: intent.tenant,
+      ciphertext: await this.deps.sealer.seal(job.body, job.logicalKey),
+      reason,
+      dueAt,
+      createdAt: now,
+      ttl,
+    });
+    job.sealed = true;
+  }
+
+  /** A resume message names a sealed intent; without one there is nothing to send (the sweep says why). */
+  private async unseal(logicalKey: string): Promise<string | undefined> {
+    const seal = await this.deps.ledger.getSeal(logicalKey);
+    if (!seal) {
+      this.deps.logger.warn('resume for a notification with nothing sealed; left to the sweep', {
+        logicalKey,
+      });
+      return undefined;
+    }
+    return this.deps.sealer.open(seal.ciphertext, logicalKey);
+  }
+
+  // ── small pieces ───────────────────────────────────────────────────────────────────────────────────
+
+  private render(valid: ValidIntent, channel: Channel): RenderedMessage {
+    const { intent } = valid;
+    return this.deps.renderer.render({
+      templateId: intent.template.id,
+      revision: intent.template.revision,
+      channel,
+      ...(intent.locale ? { locale: intent.locale } : {}),
+      data: intent.data ?? {},
+      secrets: intent.secrets ?? {},
+      ...(channel === 'email' && intent.attachments
+        ? {
+            attachments: intent.attachments.map((a) => ({
+              filename: a.filename,
+              contentType: a.contentType,
+              sha256: a.sha256,
+            })),
+          }
+        : {}),
+    });
   }
 
   /**
@@ -520,163 +875,50 @@ export class Dispatcher {
       set,
       now: this.deps.clock.now(),
     });
-    if (result.kind !== 'ok') throw new LostRace(row.pk);
+    if (result.kind !== 'ok') throw new LostRace(row.pk, result.current);
     return result.record;
   }
 
-  private outcome(row: DeliveryRecord, action: string, providerMessageId?: string): ChannelOutcome {
+  private done(
+    row: DeliveryRecord,
+    action: ChannelAction,
+    extra: { providerMessageId?: string; dueAt?: number } = {},
+  ): Step {
+    return { done: { channel: row.channel, dedupeKey: row.pk, state: row.state, action, ...extra } };
+  }
+
+  private ttlFor(run: ChannelRun, now: number): number {
+    return retentionTtl(run.job.valid.policy, now);
+  }
+
+  private sideRowDeps() {
     return {
-      channel: row.channel,
-      dedupeKey: row.pk,
-      state: row.state,
-      action,
-      ...(providerMessageId ? { providerMessageId } : {}),
-    };
-  }
-
-  /** `expired` when the intent's expiry has passed by the clock now; an `unknown` row is left as it is. */
-  private async expireIfDue(row: DeliveryRecord, valid: ValidIntent): Promise<ChannelOutcome | undefined> {
-    const now = this.deps.clock.now();
-    if (row.expiresAt === undefined || now < row.expiresAt) return undefined;
-    if (row.state === 'unknown') return this.outcome(row, 'left_for_reconciler');
-    const expired = await this.move(row, 'expired', 'expired_before_dispatch', {
-      ttl: this.ttlFor(valid, now),
-    });
-    this.deps.metrics?.count(METRIC.expired);
-    return this.outcome(expired, 'expired');
-  }
-
-  private ttlFor(valid: ValidIntent, now: number): number {
-    return retentionTtl(valid.policy, now);
-  }
-
-  /**
-   * The identity fields of a row that records a refusal next to the delivery row (a blocked content
-   * mismatch, an unrenderable intent). It holds no lease: nothing will ever be dispatched from it.
-   */
-  private sideRow(
-    valid: ValidIntent,
-    channel: Channel,
-    hash: string,
-    owner: DeliveryRecord['templateOwner'],
-    now: number,
-  ) {
-    const {
-      leaseOwner: _o,
-      leaseUntil: _u,
-      ...rest
-    } = buildClaimRecord({
-      valid,
-      channel,
-      contentHash: hash,
-      templateOwner: owner,
+      ledger: this.deps.ledger,
+      clock: this.deps.clock,
       workerId: this.deps.workerId,
-      now,
-      leaseMs: 0,
-    });
-    return rest;
-  }
-
-  /** Same identity, different content: the mismatch is recorded as its own row and nothing is sent. */
-  private async recordBlocked(existing: DeliveryRecord, hash: string, valid: ValidIntent, channel: Channel) {
-    const now = this.deps.clock.now();
-    await this.deps.ledger.claim({
-      ...this.sideRow(valid, channel, hash, existing.templateOwner, now),
-      pk: `${existing.pk}#blocked#${hash.slice(3, 19)}`,
-      kind: 'blocked',
-      state: 'blocked',
-      blockedAgainst: existing.pk,
-      ttl: this.ttlFor(valid, now),
-      history: [{ s: 'blocked', at: now, by: this.deps.workerId, why: 'content_mismatch' }],
-    });
-    this.deps.logger.warn('content mismatch blocked', {
-      dedupeKey: existing.pk,
-      channel,
-      storedHash: existing.contentHash,
-      offeredHash: hash,
-    });
-  }
-
-  /** A message that failed the boundary: recorded where an operator sees it, never retried. */
-  private async recordInvalid(
-    body: string,
-    envelope: QueueEnvelope,
-    issues: Array<{ field: string; message: string }>,
-  ) {
-    const now = this.deps.clock.now();
-    const bodySha256 = createHash('sha256').update(body).digest('hex');
-    const hints = safeHints(body);
-    await this.deps.ledger.claim({
-      pk: `invalid#${bodySha256.slice(0, 32)}`,
-      kind: 'invalid',
-      idempotencyKey: bodySha256,
-      state: 'invalid',
-      version: 1,
-      tenant: hints.tenant ?? '-',
-      purpose: hints.purpose ?? '-',
-      eventId: hints.eventId ?? '-',
-      recipientRef: '-',
-      channel: 'email',
-      logicalKey: '-',
-      contentHash: '-',
-      policyVersion: '-',
-      templateId: '-',
-      templateRevision: '-',
-      templateOwner: 'application',
-      attempts: 0,
-      createdAt: now,
-      updatedAt: now,
-      issues,
-      history: [{ s: 'invalid', at: now, by: this.deps.workerId, why: `schema:${envelope.messageId}` }],
-    });
-    this.deps.metrics?.count(METRIC.intentsInvalid);
-    this.deps.logger.warn('invalid intent recorded', {
-      sqsMessageId: envelope.messageId,
-      bodySha256,
-      issues,
-    });
-  }
-
-  private async recordInvalidChannel(
-    valid: ValidIntent,
-    channel: Channel,
-    dedupeKey: string,
-    error: SendproofError,
-  ) {
-    const now = this.deps.clock.now();
-    await this.deps.ledger.claim({
-      ...this.sideRow(valid, channel, '-', 'application', now),
-      pk: `invalid#${dedupeKey}`,
-      kind: 'invalid',
-      state: 'invalid',
-      issues: [{ field: 'template', message: error.message.slice(0, 200) }],
-      history: [{ s: 'invalid', at: now, by: this.deps.workerId, why: `render:${error.code}` }],
-    });
-    this.deps.metrics?.count(METRIC.intentsInvalid);
-    this.deps.logger.warn('intent could not be rendered', { dedupeKey, channel, code: error.code });
+      contentHashKey: this.deps.contentHashKey,
+      logger: this.deps.logger,
+    };
   }
 }
 
-/** No `@` or `+`: a hint that could be an email address or a phone number is not kept. */
-const HINT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 /**
- * Identifiers an operator can search by, taken from an invalid body only when they are well-formed and
- * cannot be an address.
+ * An operator's resend of a sealed notification: the same intent, one channel, linked to the old row by
+ * `resendOf` (so its key is new: `…:resend=<decisionId>`). The intent schema validates it as usual.
  */
-const safeHints = (body: string): { tenant?: string; purpose?: string; eventId?: string } => {
-  try {
-    const value = JSON.parse(body) as Record<string, unknown>;
-    const pick = (v: unknown) => (typeof v === 'string' && HINT.test(v) ? v : undefined);
-    const hints: { tenant?: string; purpose?: string; eventId?: string } = {};
-    const tenant = pick(value.tenant);
-    const purpose = pick(value.purpose);
-    const eventId = pick(value.eventId);
-    if (tenant) hints.tenant = tenant;
-    if (purpose) hints.purpose = purpose;
-    if (eventId) hints.eventId = eventId;
-    return hints;
-  } catch {
-    return {};
-  }
+const asResend = (body: string, order: ResendOrder): string => {
+  const raw = JSON.parse(body) as Record<string, unknown>;
+  return JSON.stringify({
+    ...raw,
+    channels: [order.channel],
+    delivery: 'all',
+    resendOf: { dedupeKey: order.dedupeKey, decisionId: order.decisionId },
+  });
+};
+
+/** The logical notification (every channel of one intent): the fallback flow's and the seal's key. */
+export const logicalKeyOf = (valid: ValidIntent): string => {
+  const { intent, policy } = valid;
+  const { channel: _c, ...logical } = identityOf(intent, policy, intent.channels[0]!);
+  return deriveLogicalKey(logical);
 };

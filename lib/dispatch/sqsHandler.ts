@@ -16,7 +16,21 @@ export class RetryLaterError extends SendproofError {
  * `concurrency` at a time. A record that must come back (or whose processing failed) is reported on its
  * own; the rest of the batch is acknowledged.
  */
-export const createSqsHandler = (dispatcher: Dispatcher, options: { concurrency: number }) => {
+export interface SqsHandlerOptions {
+  concurrency: number;
+  /**
+   * Moves a message's visibility so it comes back when the ledger says it is due (a Retry-After of
+   * minutes must not burn receives). Absent: the queue's own visibility timeout applies.
+   */
+  changeVisibility?: (receiptHandle: string, seconds: number) => Promise<void>;
+  /** Told when a visibility change fails; the message then returns after the queue's own timeout. */
+  onVisibilityError?: (error: unknown) => void;
+}
+
+/** SQS caps a message's visibility at 12 hours. */
+export const MAX_VISIBILITY_SECONDS = 43_200;
+
+export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOptions) => {
   const limit = pLimit(options.concurrency);
   const recordHandler = (record: SQSRecord) =>
     limit(async () => {
@@ -25,6 +39,16 @@ export const createSqsHandler = (dispatcher: Dispatcher, options: { concurrency:
         receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
       });
       if (outcome.disposition === 'retry_later') {
+        if (options.changeVisibility && outcome.visibleAfterMs !== undefined) {
+          const seconds = Math.min(
+            MAX_VISIBILITY_SECONDS,
+            Math.max(1, Math.ceil(outcome.visibleAfterMs / 1000)),
+          );
+          // Best effort: a failure leaves the queue's timeout, and the sealed intent is the ledger's anyway.
+          await options
+            .changeVisibility(record.receiptHandle, seconds)
+            .catch((error: unknown) => options.onVisibilityError?.(error));
+        }
         const waiting = outcome.channels.map((c) => `${c.channel}:${c.state}`).join(',');
         throw new RetryLaterError(record.messageId, waiting);
       }

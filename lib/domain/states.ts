@@ -8,7 +8,9 @@
  *      │             │  └─────► unknown ──► accepted | rejected        (evidence)
  *      │             │              │   └─► dispatching             (replay under a provider-enforced key)
  *      │             │              └──► quarantined ──► resolved_* | superseded (operator)
- *      └─► expired | suppressed | blocked | rejected (gates before any provider call)
+ *      ├─► expired | suppressed | blocked | rejected (gates before any provider call)
+ *      └─► stalled (claimed or retry_wait that the sweep could not resume: nothing sealed)
+ *              └──► claimed (a redriven message takes it over) | expired | resolved_rejected | superseded
  */
 export const STATES = [
   'claimed',
@@ -16,6 +18,7 @@ export const STATES = [
   'retry_wait',
   'unknown',
   'quarantined',
+  'stalled',
   'accepted',
   'rejected',
   'expired',
@@ -34,9 +37,13 @@ export const INITIAL_STATES: readonly DeliveryState[] = ['claimed', 'blocked', '
 
 export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[]>> = {
   // claimed → claimed is a lease takeover: the previous owner's lease expired before it dispatched.
-  claimed: ['claimed', 'dispatching', 'expired', 'suppressed', 'blocked', 'rejected'],
+  claimed: ['claimed', 'dispatching', 'expired', 'suppressed', 'blocked', 'rejected', 'stalled'],
   dispatching: ['accepted', 'rejected', 'retry_wait', 'unknown'],
-  retry_wait: ['dispatching', 'expired', 'suppressed', 'rejected', 'retry_wait'],
+  // retry_wait → unknown: a row that was unknown once and whose replay window closed while it waited.
+  retry_wait: ['dispatching', 'expired', 'suppressed', 'rejected', 'retry_wait', 'stalled', 'unknown'],
+  // Nothing was sent from a stalled row (it was claimed or waiting to retry): a redelivered message may
+  // take it over, or an operator closes it.
+  stalled: ['claimed', 'expired', 'resolved_rejected', 'superseded'],
   // unknown leaves only through evidence (accepted/rejected/replay) or quarantine; never back to claimed.
   unknown: [
     'accepted',
@@ -81,7 +88,10 @@ export const DEFINITIVE_FAILURES: readonly DeliveryState[] = [
 ];
 
 /** States that need a human or the reconciler; the ledger keeps them in its sparse attention index. */
-export const ATTENTION_STATES: readonly DeliveryState[] = ['unknown', 'quarantined', 'retry_wait'];
+export const ATTENTION_STATES: readonly DeliveryState[] = ['unknown', 'quarantined', 'retry_wait', 'stalled'];
+
+/** States that are not final and may still lead to a provider call or an outcome. */
+export const NON_TERMINAL_STATES: readonly DeliveryState[] = STATES.filter((s) => TRANSITIONS[s].length > 0);
 
 export const isTerminal = (state: DeliveryState): boolean => TRANSITIONS[state].length === 0;
 

@@ -73,7 +73,9 @@ export class EvidenceRecorder {
           evidenceId: evidence.evidenceId,
         });
         const fallbackAdvanced =
-          evidence.outcome === 'rejected' ? await continueFallback(this.deps.ledger, result.record) : false;
+          evidence.outcome === 'rejected'
+            ? await continueFallback(this.deps.ledger, result.record, this.deps.clock.now())
+            : false;
         return { kind: 'recorded', dedupeKey: row.pk, state: evidence.outcome, fallbackAdvanced };
       }
       row = result.current ?? (await this.deps.ledger.get(row.pk));

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException, type ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -17,6 +18,7 @@ import type {
   DeliveryRecord,
   FallbackFlow,
   Ledger,
+  SealedIntent,
   TransitionEntry,
   TransitionRequest,
   TransitionResult,
@@ -27,6 +29,9 @@ import { LEDGER_TABLE } from './tableDefinition.js';
 const LEASED_STATES: readonly DeliveryState[] = ['claimed', 'dispatching'];
 
 const FLOW_PREFIX = 'flow#';
+const SEAL_PREFIX = 'seal#';
+/** The attention-index partition of sealed, parked notifications (not a row state). */
+const PARKED = 'parked';
 
 const units = (capacity: ConsumedCapacity | undefined): number => capacity?.CapacityUnits ?? 0;
 
@@ -290,6 +295,108 @@ export class DynamoLedger implements Ledger {
     return found.sort((a, b) => a.createdAt - b.createdAt || a.pk.localeCompare(b.pk));
   }
 
+  async park(seal: Omit<SealedIntent, 'pk' | 'kind' | 'resumes'>): Promise<void> {
+    const item: SealedIntent & { attn: string; attnAt: number } = {
+      ...seal,
+      pk: `${SEAL_PREFIX}${seal.logicalKey}`,
+      kind: 'seal',
+      resumes: 0,
+      attn: PARKED,
+      attnAt: seal.dueAt,
+    };
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // Sealed before: keep its ciphertext (the same identity carries the same content) and re-arm it.
+      await this.rearm(seal.logicalKey, seal.dueAt, seal.reason);
+    }
+  }
+
+  async rearm(logicalKey: string, dueAt: number, reason: string, resumed = false): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [LEDGER_TABLE.partitionKey]: `${SEAL_PREFIX}${logicalKey}` },
+          UpdateExpression: `SET #attn = :parked, #attnAt = :due, #dueAt = :due, #reason = :reason${
+            resumed ? ', #resumes = #resumes + :one' : ''
+          }`,
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: {
+            '#pk': LEDGER_TABLE.partitionKey,
+            '#attn': LEDGER_TABLE.attentionIndex.partitionKey,
+            '#attnAt': LEDGER_TABLE.attentionIndex.sortKey,
+            '#dueAt': 'dueAt',
+            '#reason': 'reason',
+            ...(resumed ? { '#resumes': 'resumes' } : {}),
+          },
+          ExpressionAttributeValues: {
+            ':parked': PARKED,
+            ':due': dueAt,
+            ':reason': reason,
+            ...(resumed ? { ':one': 1 } : {}),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async getSeal(logicalKey: string): Promise<SealedIntent | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { [LEDGER_TABLE.partitionKey]: `${SEAL_PREFIX}${logicalKey}` },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item ? sealOf(out.Item) : undefined;
+  }
+
+  async release(logicalKey: string): Promise<void> {
+    await this.client.send(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: { [LEDGER_TABLE.partitionKey]: `${SEAL_PREFIX}${logicalKey}` },
+      }),
+    );
+  }
+
+  async listDue(
+    now: number,
+    options: { limit?: number; cursor?: string } = {},
+  ): Promise<{ items: SealedIntent[]; cursor?: string }> {
+    const startKey = decodeCursor(options.cursor);
+    const out = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: LEDGER_TABLE.attentionIndex.name,
+        KeyConditionExpression: '#attn = :parked AND #attnAt <= :now',
+        ExpressionAttributeNames: {
+          '#attn': LEDGER_TABLE.attentionIndex.partitionKey,
+          '#attnAt': LEDGER_TABLE.attentionIndex.sortKey,
+        },
+        ExpressionAttributeValues: { ':parked': PARKED, ':now': now },
+        ScanIndexForward: true,
+        Limit: options.limit ?? 25,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    const cursor = encodeCursor(out.LastEvaluatedKey);
+    return { items: (out.Items ?? []).map(sealOf), ...(cursor ? { cursor } : {}) };
+  }
+
   async openFlow(logicalKey: string, order: Channel[]): Promise<FallbackFlow> {
     const flow: FallbackFlow = { pk: `${FLOW_PREFIX}${logicalKey}`, order, activeIndex: 0, version: 1 };
     try {
@@ -362,3 +469,9 @@ export class DynamoLedger implements Ledger {
       : undefined;
   }
 }
+
+/** The seal as the port describes it (without the index attributes). */
+const sealOf = (item: Record<string, unknown>): SealedIntent => {
+  const { attn: _a, attnAt: _t, ...seal } = item;
+  return seal as unknown as SealedIntent;
+};

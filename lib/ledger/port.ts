@@ -116,6 +116,33 @@ export interface FallbackFlow {
   version: number;
 }
 
+/**
+ * A notification that left the happy path keeps its intent here, sealed (AWS Encryption SDK ciphertext),
+ * so the ledger can resume it when its queue message is gone. One item per logical notification (every
+ * channel of the intent), in the attention index's `parked` partition sorted by `dueAt`: the time the
+ * sweep must look at it again. Never archived; deleted by the sweep once the notification is final, and
+ * by DynamoDB TTL no later than the intent's expiry or the purpose's retention.
+ */
+export interface SealedIntent {
+  /** `seal#<logicalKey>`. */
+  pk: string;
+  kind: 'seal';
+  logicalKey: string;
+  /** Dedupe keys of the intent's channel rows, in the intent's channel order. */
+  rows: Array<{ channel: Channel; dedupeKey: string }>;
+  fallback: boolean;
+  purpose: string;
+  tenant: string;
+  ciphertext: string;
+  /** Why it was sealed last (`retry_wait`, `replay`, `last_receive`, `fallback`, …). */
+  reason: string;
+  dueAt: number;
+  /** How many times the sweep re-published it without the notification moving; bounded. */
+  resumes: number;
+  createdAt: number;
+  ttl: number;
+}
+
 export interface Ledger {
   /** Conditional put: the row is created only if no row has this key. A conflict returns the existing row. */
   claim(record: DeliveryRecord): Promise<ClaimResult>;
@@ -124,6 +151,24 @@ export interface Ledger {
   get(pk: string, consistent?: boolean): Promise<DeliveryRecord | undefined>;
   /** Rows in the sparse attention index for one state, oldest first. */
   listAttention(state: DeliveryState, options?: { limit?: number; cursor?: string }): Promise<AttentionPage>;
+  /**
+   * Seals (or re-arms) a parked notification: creates the item if absent, otherwise moves its due time
+   * to `dueAt` and records the reason. The ciphertext of an existing seal is never replaced.
+   */
+  park(seal: Omit<SealedIntent, 'pk' | 'kind' | 'resumes'>): Promise<void>;
+  /** Moves a seal's due time; `resumed` counts a re-publish. False when there is no seal. */
+  rearm(logicalKey: string, dueAt: number, reason: string, resumed?: boolean): Promise<boolean>;
+  getSeal(logicalKey: string): Promise<SealedIntent | undefined>;
+  /** Deletes a seal (the notification is final). */
+  release(logicalKey: string): Promise<void>;
+  /** Seals whose due time has come, earliest first. */
+  listDue(
+    now: number,
+    options?: { limit?: number; cursor?: string },
+  ): Promise<{
+    items: SealedIntent[];
+    cursor?: string;
+  }>;
   /**
    * Finds the row a provider event refers to by its idempotency key (the hash providers carry in tags and
    * contexts), among rows in the attention index. Evidence can only change rows that are waiting for it,

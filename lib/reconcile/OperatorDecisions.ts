@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { resumeMessage } from '../dispatch/queueMessage.js';
 import type { Clock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
 import { IdentifierSchema, type Intent, parseIntent } from '../domain/intent.js';
@@ -63,7 +64,7 @@ export interface OperatorDecisionsDeps {
   newDecisionId?: () => string;
 }
 
-const DECIDABLE: readonly DeliveryRecord['state'][] = ['unknown', 'quarantined'];
+const DECIDABLE: readonly DeliveryRecord['state'][] = ['unknown', 'quarantined', 'stalled'];
 /** An address or a phone number in a free-text reason would be persisted in the history forever. */
 const LOOKS_LIKE_EMAIL = /[^\s@]+@[^\s@]+\.[^\s@]+/;
 // A number written with its + (any separators), or 10+ digits in a row. Dates and ticket ids pass.
@@ -125,7 +126,12 @@ export class OperatorDecisions {
     if (!DECIDABLE.includes(row.state))
       throw new DecisionRefusedError(
         'not_decidable',
-        `row ${row.pk} is ${row.state}; only unknown or quarantined rows take an operator decision`,
+        `row ${row.pk} is ${row.state}; only unknown, quarantined or stalled rows take an operator decision`,
+      );
+    if (row.state === 'stalled' && request.outcome === 'accepted')
+      throw new DecisionRefusedError(
+        'not_decidable',
+        `row ${row.pk} is stalled: nothing was sent from it, so it can be rejected or resent, not accepted`,
       );
     const by = `operator:${request.operator}`;
     const why = `${request.outcome}:${decisionId}:${reason}`.slice(0, 240);
@@ -147,11 +153,12 @@ export class OperatorDecisions {
       if (result.kind !== 'ok') throw this.moved(row, result.current);
       this.recorded(row, request, decisionId, to);
       const fallbackAdvanced =
-        to === 'resolved_rejected' && (await continueFallback(this.deps.ledger, result.record));
+        to === 'resolved_rejected' &&
+        (await continueFallback(this.deps.ledger, result.record, this.deps.clock.now()));
       return { decisionId, dedupeKey: row.pk, state: to, ...(fallbackAdvanced ? { fallbackAdvanced } : {}) };
     }
 
-    const resend = this.resendIntent(row, request, decisionId);
+    const resend = await this.resendFor(row, request, decisionId);
     const publisher = this.requirePublisher();
     const result = await this.deps.ledger.transition({
       pk: row.pk,
@@ -193,7 +200,7 @@ export class OperatorDecisions {
     request: DecisionRequest,
     decisionId: string,
   ): Promise<DecisionResult> {
-    const resend = this.resendIntent(row, request, decisionId);
+    const resend = await this.resendFor(row, request, decisionId);
     if (row.supersededBy !== resend.newKey)
       throw new DecisionRefusedError(
         'not_decidable',
@@ -207,6 +214,31 @@ export class OperatorDecisions {
       newDedupeKey: resend.newKey,
       publishedMessageId: published.messageId,
       alreadyRecorded: true,
+    };
+  }
+
+  /**
+   * The resend's new intent: the operator's file when given; otherwise, while the notification's intent
+   * is sealed in the ledger, a resume notice that asks the dispatcher (the only code that opens seals)
+   * to send it again under the new key. Without either, the operator must supply the intent.
+   */
+  private async resendFor(
+    row: DeliveryRecord,
+    request: DecisionRequest,
+    decisionId: string,
+  ): Promise<{ body: string; newKey: string }> {
+    if (request.intent !== undefined) return this.resendIntent(row, request, decisionId);
+    const identity = parseDedupeKey(row.pk);
+    if (!identity) throw new DecisionRefusedError('not_decidable', `row ${row.pk} is not a delivery key`);
+    if (!(await this.deps.ledger.getSeal(row.logicalKey)))
+      throw new DecisionRefusedError(
+        'intent_required',
+        'resend needs the new intent (--intent file.json): nothing is sealed for this notification any more',
+      );
+    const newKey = deriveDedupeKey({ ...identity, resendDecisionId: decisionId }).readable;
+    return {
+      body: resumeMessage(row.logicalKey, { dedupeKey: row.pk, decisionId, channel: row.channel }),
+      newKey,
     };
   }
 

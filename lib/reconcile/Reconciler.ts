@@ -281,7 +281,9 @@ export class Reconciler {
       why,
     });
     const fallbackAdvanced =
-      to === 'rejected' ? await continueFallback(this.deps.ledger, result.record) : false;
+      to === 'rejected'
+        ? await continueFallback(this.deps.ledger, result.record, this.deps.clock.now())
+        : false;
     return {
       ...outcome(result.record, 'resolved_by_lookup', why),
       ...(fallbackAdvanced ? { fallbackAdvanced } : {}),

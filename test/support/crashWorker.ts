@@ -24,8 +24,10 @@ import { systemClock } from '../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
+import { localSealer } from '../../lib/seal/IntentSealer.js';
 import { FileTemplateStore } from '../../lib/templates/FileTemplateStore.js';
 import { RestTransport } from '../../lib/transports/RestTransport.js';
+import { TEST_SEAL_KEY } from './sealKey.js';
 
 export interface CrashWorkerInput {
   endpoint: string;
@@ -75,6 +77,7 @@ const dispatcher = new Dispatcher({
   purposes: new PurposeRegistry(),
   clock: systemClock,
   contentHashKey: input.contentHashKey,
+  sealer: localSealer(Buffer.from(TEST_SEAL_KEY, 'utf8')),
   workerId: input.workerId,
   leaseMs: input.leaseMs,
   logger: silent,

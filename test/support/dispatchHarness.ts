@@ -9,11 +9,14 @@ import type { Clock } from '../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
+import { Sweeper } from '../../lib/reconcile/Sweeper.js';
+import { localSealer } from '../../lib/seal/IntentSealer.js';
 import type { RunningProviderSimulator } from '../../lib/simulator/ProviderSimulator.js';
 import { FileTemplateStore } from '../../lib/templates/FileTemplateStore.js';
 import type { Transport } from '../../lib/transports/port.js';
 import { RestTransport } from '../../lib/transports/RestTransport.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from './dynamo.js';
+import { TEST_SEAL_KEY } from './sealKey.js';
 
 export const CONTENT_KEY = 'test-content-hash-key-0123456789';
 
@@ -34,6 +37,7 @@ export interface Harness {
   table: string;
   logger: CapturingLogger;
   sleeps: number[];
+  transports: Readonly<Record<'email' | 'sms', Transport>>;
   dispatcher(
     options?: {
       workerId?: string;
@@ -57,6 +61,7 @@ export const createHarness = async (sim: RunningProviderSimulator, clock: Clock)
   const logger = new CapturingLogger();
   const sleeps: number[] = [];
   const renderer = new FileTemplateStore();
+  const sealer = localSealer(Buffer.from(TEST_SEAL_KEY, 'utf8'));
   const transports = {
     email: new RestTransport({ baseUrl: sim.url, channel: 'email' }),
     sms: new RestTransport({ baseUrl: sim.url, channel: 'sms' }),
@@ -67,6 +72,7 @@ export const createHarness = async (sim: RunningProviderSimulator, clock: Clock)
     table,
     logger,
     sleeps,
+    transports,
     dispatcher: ({ workerId = 'dispatch:test', probe, clock: c = clock, realSleep = false, ...rest } = {}) =>
       new Dispatcher({
         ledger: new DynamoLedger(localDynamo().doc, table),
@@ -77,6 +83,7 @@ export const createHarness = async (sim: RunningProviderSimulator, clock: Clock)
         purposes: new PurposeRegistry(),
         clock: c,
         contentHashKey: CONTENT_KEY,
+        sealer,
         workerId,
         leaseMs: 60_000,
         logger,
@@ -124,3 +131,44 @@ export const restTransports = (sim: RunningProviderSimulator) => ({
   email: new RestTransport({ baseUrl: sim.url, channel: 'email' }),
   sms: new RestTransport({ baseUrl: sim.url, channel: 'sms' }),
 });
+
+/**
+ * The intake queue as the sweep sees it, in memory: resume notices it publishes are kept in order, and
+ * `deliver` hands each to a dispatcher exactly as the queue would (the dispatcher still opens the seal).
+ */
+export class NoticeQueue {
+  readonly bodies: string[] = [];
+  publish = async (body: string) => {
+    this.bodies.push(body);
+    return { messageId: `notice-${this.bodies.length}` };
+  };
+  /** Delivers every notice published so far, once, and returns the dispatchers' outcomes. */
+  async deliver(dispatcher: Dispatcher): Promise<Awaited<ReturnType<Dispatcher['handle']>>[]> {
+    const pending = this.bodies.splice(0);
+    const outcomes = [];
+    for (const [i, body] of pending.entries())
+      outcomes.push(await dispatcher.handle(body, { messageId: `notice-${i}` }));
+    return outcomes;
+  }
+}
+
+/** The ledger's sweep against the harness's table, with short times so a test can step through it. */
+export const sweeperFor = (
+  h: Harness,
+  clock: Clock,
+  notices: NoticeQueue,
+  options: {
+    transports?: Readonly<Record<'email' | 'sms', Transport>>;
+    graceMs?: number;
+    recheckMs?: number;
+  } = {},
+) =>
+  new Sweeper({
+    ledger: h.ledger,
+    transports: options.transports ?? h.transports,
+    clock,
+    publisher: notices,
+    runId: 'test',
+    graceMs: options.graceMs ?? 1_000,
+    recheckMs: options.recheckMs ?? 60_000,
+  });

@@ -396,7 +396,7 @@ describe('fallback delivery', () => {
     expect(sim.requests().filter((r) => r.channel === 'sms')).toHaveLength(0);
   });
 
-  it('email unknown on a provider without keys → no SMS, the message stays parked for the reconciler', async () => {
+  it('email unknown on a provider without keys → no SMS; the message is acknowledged and the sealed intent waits in the ledger', async () => {
     sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop' });
     const transports = {
       email: withoutKeyEnforcement(restTransports(sim).email),
@@ -407,12 +407,21 @@ describe('fallback delivery', () => {
     );
     const first = await h.dispatcher({ transports }).handle(body, envelope());
     const again = await h.dispatcher({ transports }).handle(body, envelope());
-    expect(first).toMatchObject({ disposition: 'retry_later' });
+    // The queue no longer decides: the wait belongs to the ledger (no receives burnt while it lasts).
+    expect(first).toMatchObject({
+      disposition: 'done',
+      channels: [{ state: 'unknown', action: 'waiting_for_active_channel' }],
+    });
     expect(again).toMatchObject({
-      disposition: 'retry_later',
-      channels: [{ action: 'left_for_reconciler' }],
+      disposition: 'done',
+      channels: [{ action: 'waiting_for_active_channel' }],
     });
     expect(sim.requests().map((r) => r.channel)).toEqual(['email']);
+    const email = await h.ledger.get(first.channels[0]!.dedupeKey);
+    const seal = await h.ledger.getSeal(email!.logicalKey);
+    expect(seal).toMatchObject({ fallback: true, reason: 'fallback_waits_for_active' });
+    // Due when the email's ambiguity deadline (health-report: 4 h) has passed, unless settled sooner.
+    expect(seal!.dueAt).toBeGreaterThanOrEqual(clock.now() + 4 * 3600_000 - 1_000);
   });
 
   it('four workers racing the same fallback intent produce exactly one SMS', async () => {

@@ -7,7 +7,14 @@ import {
   type RunningProviderSimulator,
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
-import { createHarness, type Harness, pdfAttachment, restTransports } from '../../support/dispatchHarness.js';
+import {
+  createHarness,
+  type Harness,
+  NoticeQueue,
+  pdfAttachment,
+  restTransports,
+  sweeperFor,
+} from '../../support/dispatchHarness.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
 import { pushEvidenceOnly, reconcilerFor } from './support.js';
 
@@ -176,7 +183,7 @@ describe('evidence recorder', () => {
 });
 
 describe('fallback continuation', () => {
-  it('email unknown, then rejected by evidence: the flow advances and the parked intent sends exactly one SMS', async () => {
+  it('email unknown, then rejected by evidence: the flow advances, the sweep resumes the sealed intent and exactly one SMS is sent', async () => {
     // Prepare: the email provider accepts, the answer is lost; the fallback intent is parked
     const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
     const body = JSON.stringify(
@@ -185,23 +192,27 @@ describe('fallback continuation', () => {
     sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
     const first = await h.dispatcher({ transports }).handle(body, envelope());
     const email = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
-    const parkedAgain = await h.dispatcher({ transports }).handle(body, envelope());
-    // Act
+    const notices = new NoticeQueue();
+    const sweeper = sweeperFor(h, clock, notices, { transports });
+    const quiet = await sweeper.sweep();
+    // Act: the evidence settles the email; no queue message exists any more, the sweep owns the rest
     const result = await recorder.record(
       evidenceOf(
         sesEvent(email.idempotencyKey, 'Bounce', 'ses-0005', { bounce: { bounceType: 'Permanent' } }),
       ),
     );
-    const redelivery = await h.dispatcher({ transports }).handle(body, envelope());
+    const swept = await sweeper.sweep();
+    const [resumed] = await notices.deliver(h.dispatcher({ transports }));
     const again = await h.dispatcher({ transports }).handle(body, envelope());
     // Assess
     expect(first).toMatchObject({
-      disposition: 'retry_later',
-      channels: [{ channel: 'email', state: 'unknown' }],
+      disposition: 'done',
+      channels: [{ channel: 'email', state: 'unknown', action: 'waiting_for_active_channel' }],
     });
-    expect(parkedAgain.disposition).toBe('retry_later');
+    expect(quiet.resumed).toBe(0);
     expect(result).toMatchObject({ kind: 'recorded', state: 'rejected', fallbackAdvanced: true });
-    expect(redelivery).toMatchObject({
+    expect(swept).toMatchObject({ seals: 1, resumed: 1 });
+    expect(resumed).toMatchObject({
       disposition: 'done',
       channels: [{ channel: 'sms', state: 'accepted', action: 'sent' }],
     });

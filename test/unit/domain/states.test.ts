@@ -38,10 +38,12 @@ describe('state table', () => {
     expect(TRANSITIONS.dispatching).toEqual(['accepted', 'rejected', 'retry_wait', 'unknown']);
   });
 
-  it('reaches operator outcomes only from unknown or quarantined', () => {
+  it('reaches operator outcomes only from unknown or quarantined, and a stalled row only ever as not sent', () => {
     for (const from of STATES) {
       for (const to of OPERATOR_STATES) {
-        expect(canTransition(from, to)).toBe(from === 'unknown' || from === 'quarantined');
+        const allowed =
+          from === 'unknown' || from === 'quarantined' || (from === 'stalled' && to !== 'resolved_accepted');
+        expect(canTransition(from, to)).toBe(allowed);
       }
     }
   });

@@ -1,0 +1,77 @@
+import { definitivelyFailed } from './resume.js';
+import { type DeliveryState, isTerminal } from './states.js';
+
+/**
+ * What the ledger's sweep does with one row of a sealed (parked) notification. Pure: the sweeper reads
+ * the seal, the rows and the flow pointer, this decides, the sweeper writes or publishes.
+ *
+ *   row missing / claimed past its lease / retry_wait due / unknown with a replay window → resume
+ *   dispatching past its lease                                                       → mark_unknown
+ *   a lease still running / a retry not yet due                                      → look again at T
+ *   fallback: active channel definitively failed and a next channel exists          → advance (+ resume)
+ *   fallback: active channel accepted, bounces may still come                        → hold until T
+ *   unknown without replay, quarantined, stalled: the reconciler's or an operator's  → look again at T
+ *   final                                                                            → done
+ */
+export type SweepRowAction =
+  | { kind: 'resume' }
+  | { kind: 'mark_unknown' }
+  | { kind: 'advance' }
+  | { kind: 'later'; at: number }
+  | { kind: 'done' };
+
+export interface SweepRowView {
+  state: DeliveryState;
+  leaseUntil?: number;
+  nextAttemptAt?: number;
+  updatedAt: number;
+}
+
+export interface SweepFacts {
+  now: number;
+  /** Looking again after a lease or a due time: the queue message normally comes back first. */
+  graceMs: number;
+  /** When to look again at a row that someone else owns for now (reconciler, operator). */
+  recheckMs: number;
+  /** The seal's own end (its TTL, epoch ms): nothing is worth waiting for beyond it. */
+  sealEndsAt: number;
+  /** Fallback only: whether a channel follows the active one. */
+  hasNextChannel: boolean;
+  /** Fallback only: how long after acceptance a bounce may still move the pointer. */
+  fallbackHoldMs: number;
+  replayWindowOpen: boolean;
+}
+
+export const sweepRow = (row: SweepRowView | undefined, facts: SweepFacts): SweepRowAction => {
+  const { now } = facts;
+  // Sealed on the last receive, then the process died before the claim: nothing was sent.
+  if (!row) return { kind: 'resume' };
+  if (isTerminal(row.state)) {
+    if (!facts.hasNextChannel) return { kind: 'done' };
+    if (definitivelyFailed(row.state)) return { kind: 'advance' };
+    if (row.state === 'accepted') {
+      const holdUntil = Math.min(row.updatedAt + facts.fallbackHoldMs, facts.sealEndsAt);
+      return holdUntil > now ? { kind: 'later', at: holdUntil } : { kind: 'done' };
+    }
+    return { kind: 'done' };
+  }
+  switch (row.state) {
+    case 'claimed': {
+      const until = row.leaseUntil ?? 0;
+      return until > now ? { kind: 'later', at: until + facts.graceMs } : { kind: 'resume' };
+    }
+    case 'dispatching': {
+      const until = row.leaseUntil ?? 0;
+      return until > now ? { kind: 'later', at: until + facts.graceMs } : { kind: 'mark_unknown' };
+    }
+    case 'retry_wait': {
+      const due = row.nextAttemptAt ?? 0;
+      return due > now ? { kind: 'later', at: due + facts.graceMs } : { kind: 'resume' };
+    }
+    case 'unknown':
+      return facts.replayWindowOpen ? { kind: 'resume' } : { kind: 'later', at: now + facts.recheckMs };
+    default:
+      // quarantined, stalled: an operator decides; the seal stays so a resend needs no intent file.
+      return { kind: 'later', at: Math.min(now + facts.recheckMs, facts.sealEndsAt) };
+  }
+};
