@@ -119,7 +119,7 @@ export const loadConfig = (env: Readonly<Record<string, string | undefined>> = p
  */
 export const FUNCTION_SETTINGS = {
   dispatch: ['ledgerTable', 'suppressionTable'],
-  reconcile: ['ledgerTable'],
+  reconcile: ['ledgerTable', 'queueUrl'],
   evidence: ['ledgerTable'],
   archive: ['archiveBucket'],
 } as const satisfies Record<string, ReadonlyArray<keyof Config>>;

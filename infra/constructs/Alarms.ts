@@ -15,6 +15,8 @@ export interface AlarmThresholds {
   archiverIteratorAge?: Duration;
   /** Oldest ledger row whose provider outcome is still unknown (reconciler metric). */
   oldestUnknownAge?: Duration;
+  /** Oldest row the ledger still owns, in any non-terminal state (reconciler metric). */
+  oldestNonTerminalAge?: Duration;
 }
 
 export interface AlarmsProps {
@@ -32,6 +34,7 @@ export const DEFAULT_THRESHOLDS = {
   queueOldestMessageAge: Duration.minutes(15),
   archiverIteratorAge: Duration.hours(1),
   oldestUnknownAge: Duration.hours(6),
+  oldestNonTerminalAge: Duration.hours(24),
 } as const;
 
 const sendproofMetric = (metricName: string, statistic: string): cloudwatch.Metric =>
@@ -99,6 +102,23 @@ export class Alarms extends Construct {
       alarmDescription: 'A send with an unknown outcome has waited too long for evidence',
       metric: sendproofMetric(METRIC.oldestUnknownAgeSeconds, 'Maximum'),
       threshold: thresholds.oldestUnknownAge.toSeconds(),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    add('OldestNonTerminalAge', {
+      alarmDescription: 'A ledger row has not reached a final state for too long (any non-terminal state)',
+      metric: sendproofMetric(METRIC.oldestNonTerminalAgeSeconds, 'Maximum'),
+      threshold: thresholds.oldestNonTerminalAge.toSeconds(),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    add('StalledRows', {
+      alarmDescription:
+        'The sweep could not resume a row (nothing sealed, or resumed too often): an operator decides',
+      metric: sendproofMetric(METRIC.stalled, 'Sum'),
+      threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,

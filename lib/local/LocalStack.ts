@@ -157,6 +157,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.smsTransport]: options.smsTransport ?? 'simulator',
       [ENV.restBaseUrl]: simulator.url,
       [ENV.leaseSeconds]: String(LOCAL_TIMING.leaseSeconds),
+      [ENV.maxReceiveCount]: String(INTAKE_QUEUE.maxReceiveCount),
+      [ENV.parkGraceSeconds]: String(LOCAL_TIMING.visibilityTimeoutSeconds),
       [ENV.endpointDynamoDb]: dynamo.endpoint,
       [ENV.endpointSqs]: awsLocal,
       [ENV.endpointS3]: awsLocal,

@@ -157,10 +157,32 @@ export class Reconciler {
       } while (cursor);
       return total;
     };
-    const [unknownRows, quarantinedRows] = await Promise.all([count('unknown'), count('quarantined')]);
+    const [unknownRows, quarantinedRows, oldestAgeSeconds] = await Promise.all([
+      count('unknown'),
+      count('quarantined'),
+      this.oldestNonTerminalAgeSeconds(),
+    ]);
     this.deps.metrics?.gauge?.(METRIC.unknownRows, unknownRows);
     this.deps.metrics?.gauge?.(METRIC.quarantinedRows, quarantinedRows);
+    this.deps.metrics?.gauge?.(METRIC.oldestNonTerminalAgeSeconds, oldestAgeSeconds);
     return { unknownRows, quarantinedRows };
+  }
+
+  /**
+   * How long the oldest row the ledger still owns has existed: the head of every attention partition
+   * and of the parked seals (which stand for rows the happy path does not index: a claim or a dispatch
+   * sealed on its last receive). One small read each; the alarm fires on this gauge.
+   */
+  async oldestNonTerminalAgeSeconds(): Promise<number> {
+    const now = this.deps.clock.now();
+    const heads = await Promise.all(
+      (['unknown', 'quarantined', 'retry_wait', 'stalled'] as const).map(
+        async (state) => (await this.deps.ledger.listAttention(state, { limit: 1 })).items[0]?.createdAt,
+      ),
+    );
+    const seal = (await this.deps.ledger.listDue(Number.MAX_SAFE_INTEGER, { limit: 1 })).items[0];
+    const born = [...heads, seal?.createdAt].filter((t): t is number => t !== undefined);
+    return born.length === 0 ? 0 : Math.max(0, Math.floor((now - Math.min(...born)) / 1000));
   }
 
   /**
