@@ -85,11 +85,10 @@ export class ResendTransport implements Transport {
     const error = readJson<ResendError>(outcome.body) ?? {};
     const name = errorToken(error.name, status);
     const retryAfterMs = retryAfterFrom(headers, this.clock.now());
-    if (status === 409 && name === 'concurrent_idempotent_requests')
-      // The first request under this key is still running; ours was not processed.
-      return { kind: 'retryable', reason: name, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
-    if (status === 409 && name === 'invalid_idempotent_request')
-      return { kind: 'rejected', reason: name, code: 'idempotency_mismatch' };
+    // Both 409s say the provider already holds a request under this key (one still running, or one with
+    // another payload): something may have been sent under it, so neither is a retry nor a refusal.
+    if (status === 409 && (name === 'concurrent_idempotent_requests' || name === 'invalid_idempotent_request'))
+      return { kind: 'ambiguous', reason: name };
     return classifyHttpStatus(status, {
       reason: name,
       code: name,

@@ -96,11 +96,9 @@ export class RestTransport implements Transport {
     }
     const name = errorToken(readJson<{ error?: unknown }>(outcome.body)?.error, status);
     const retryAfterMs = retryAfterFrom(headers, this.clock.now());
-    if (status === 409 && name === 'invalid_idempotent_request')
-      return { kind: 'rejected', reason: name, code: 'idempotency_mismatch' };
-    // Any other 409 is a concurrent request under the same key still in flight: ours was not processed.
-    if (status === 409)
-      return { kind: 'retryable', reason: name, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    // A 409 says the provider already holds a request under this key (still in flight, or with another
+    // payload): something may have been sent under it, so it is neither a retry nor a refusal.
+    if (status === 409) return { kind: 'ambiguous', reason: name };
     return classifyHttpStatus(status, {
       reason: name,
       code: name,

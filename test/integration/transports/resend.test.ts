@@ -62,7 +62,7 @@ describe('ResendTransport against a Resend API fake', () => {
     ]);
   });
 
-  it('409 concurrent_idempotent_requests is retryable: the first request under the key is still running', async () => {
+  it('409 concurrent_idempotent_requests is ambiguous: a request under the key is still running and may send', async () => {
     // Prepare
     fake.enqueue(resendError(409, 'concurrent_idempotent_requests'));
 
@@ -70,10 +70,10 @@ describe('ResendTransport against a Resend API fake', () => {
     const result = await transport().send(emailMessage(), keyFor('c'));
 
     // Assess
-    expect(result).toEqual({ kind: 'retryable', reason: 'concurrent_idempotent_requests' });
+    expect(result).toEqual({ kind: 'ambiguous', reason: 'concurrent_idempotent_requests' });
   });
 
-  it('409 invalid_idempotent_request is a content mismatch and permanent', async () => {
+  it('409 invalid_idempotent_request is ambiguous: the provider holds the key from an earlier request', async () => {
     // Prepare
     fake.enqueue(resendError(409, 'invalid_idempotent_request'));
 
@@ -81,11 +81,7 @@ describe('ResendTransport against a Resend API fake', () => {
     const result = await transport().send(emailMessage(), keyFor('m'));
 
     // Assess
-    expect(result).toEqual({
-      kind: 'rejected',
-      reason: 'invalid_idempotent_request',
-      code: 'idempotency_mismatch',
-    });
+    expect(result).toEqual({ kind: 'ambiguous', reason: 'invalid_idempotent_request' });
   });
 
   it('429 is retryable and honours retry-after', async () => {

@@ -61,7 +61,7 @@ describe('RestTransport against the provider simulator (real HTTP on loopback)',
     ]);
   });
 
-  it('the same key with different content is a permanent idempotency mismatch', async () => {
+  it('the same key with different content is ambiguous: the provider holds the key from the first request', async () => {
     // Prepare
     const key = keyFor('mismatch');
     await sms.send(smsMessage({ text: 'code 111111' }), key);
@@ -70,11 +70,7 @@ describe('RestTransport against the provider simulator (real HTTP on loopback)',
     const result = await sms.send(smsMessage({ text: 'code 222222' }), key);
 
     // Assess
-    expect(result).toEqual({
-      kind: 'rejected',
-      reason: 'invalid_idempotent_request',
-      code: 'idempotency_mismatch',
-    });
+    expect(result).toEqual({ kind: 'ambiguous', reason: 'invalid_idempotent_request' });
   });
 
   it('429 is retryable with retryAfterMs from the Retry-After header', async () => {
