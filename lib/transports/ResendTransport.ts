@@ -87,7 +87,10 @@ export class ResendTransport implements Transport {
     const retryAfterMs = retryAfterFrom(headers, this.clock.now());
     // Both 409s say the provider already holds a request under this key (one still running, or one with
     // another payload): something may have been sent under it, so neither is a retry nor a refusal.
-    if (status === 409 && (name === 'concurrent_idempotent_requests' || name === 'invalid_idempotent_request'))
+    if (
+      status === 409 &&
+      (name === 'concurrent_idempotent_requests' || name === 'invalid_idempotent_request')
+    )
       return { kind: 'ambiguous', reason: name };
     return classifyHttpStatus(status, {
       reason: name,
