@@ -5,8 +5,9 @@ import { s3Client } from './aws/clients.js';
 import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
 import { ConfigurationError } from './domain/errors.js';
 import type { PurposeRegistry } from './domain/purposes.js';
+import { DynamoGateFacts } from './ledger/DynamoGateFacts.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
-import type { Ledger, SuppressionList } from './ledger/port.js';
+import type { GateFactsReader, Ledger, SuppressionList } from './ledger/port.js';
 import { type IntentSealer, kmsSealer, localSealer } from './seal/IntentSealer.js';
 import { FileTemplateStore } from './templates/FileTemplateStore.js';
 import type { TemplateRenderer } from './templates/port.js';
@@ -26,6 +27,7 @@ export interface Runtime {
   purposes: PurposeRegistry;
   contentHashKey: string;
   sealer: IntentSealer;
+  gateFacts: GateFactsReader;
 }
 
 /** A fixed key for laptops and tests only: a deployed stack always reads its key from Secrets Manager. */
@@ -74,5 +76,9 @@ export const createRuntime = async (config: Config): Promise<Runtime> => {
     purposes: purposesFor(config),
     contentHashKey: await resolveContentHashKey(config),
     sealer: sealerFor(config),
+    gateFacts: new DynamoGateFacts(documentClient, {
+      ledger: requireSettings(config, ['ledgerTable']).ledgerTable,
+      suppression: settings.suppressionTable,
+    }),
   };
 };

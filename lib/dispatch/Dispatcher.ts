@@ -10,7 +10,14 @@ import { type Channel, type PurposeRegistry, retentionTtl } from '../domain/purp
 import { replayWindowOpen } from '../domain/replay.js';
 import { decideExisting, definitivelyFailed, isReplay } from '../domain/resume.js';
 import { type DeliveryState, isTerminal } from '../domain/states.js';
-import type { DeliveryRecord, Ledger, SuppressionList, TransitionRequest } from '../ledger/port.js';
+import type {
+  DeliveryRecord,
+  GateFacts,
+  GateFactsReader,
+  Ledger,
+  SuppressionList,
+  TransitionRequest,
+} from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
@@ -64,6 +71,8 @@ export interface DispatcherDeps {
   contentHashKey: string;
   /** Seals intent bodies when work leaves the happy path (AWS Encryption SDK). */
   sealer: IntentSealer;
+  /** Reads a whole queue batch's suppression entries and fallback flows at once (see `prefetch`). */
+  gateFacts?: GateFactsReader;
   workerId: string;
   leaseMs: number;
   /**
@@ -146,9 +155,22 @@ class LostRace extends SendproofError {
 }
 
 const DEFAULT_BACKOFF = { baseMs: 200, capMs: 5_000 };
+const GATE_METRIC = {
+  expired: METRIC.expired,
+  suppressed: METRIC.suppressed,
+  blocked: METRIC.blocked,
+} as const;
 const MAX_WHY = 120;
 /** The longest visibility SQS allows. */
 const MAX_VISIBILITY_MS = 12 * 3600 * 1000;
+
+/**
+ * What the read-only gates decided before a claim: dispatch now, or write the row directly in the state
+ * a gate chose. Nothing has been written when this exists.
+ */
+type GateVerdict =
+  | { kind: 'dispatch' }
+  | { kind: 'refuse'; state: 'expired' | 'suppressed' | 'blocked'; why: string };
 
 /** One intent being handled: what every phase of every channel needs. */
 interface Job {
@@ -158,6 +180,8 @@ interface Job {
   logicalKey: string;
   /** True once this handling has sealed the intent (one seal write per handling at most). */
   sealed: boolean;
+  /** Suppression entries and fallback flows read once for the whole queue batch, when given. */
+  facts?: GateFacts;
 }
 
 /** One channel on its way through the phases. */
@@ -173,7 +197,8 @@ interface ChannelRun {
 
 /** What a phase returns: the next phase (with the row as it now stands), or the channel's outcome. */
 type Step =
-  | { next: 'claim' }
+  | { next: 'prepare' }
+  | { next: 'claim'; verdict: GateVerdict }
   | { next: 'gates'; row: DeliveryRecord }
   | { next: 'send'; row: DeliveryRecord }
   | { next: 'record'; row: DeliveryRecord; result: SendResult }
@@ -207,7 +232,7 @@ export class Dispatcher {
   }
 
   /** Handles one queue message body. Throws only for infrastructure failures (the message will come back). */
-  async handle(rawBody: string, envelope: QueueEnvelope): Promise<IntentOutcome> {
+  async handle(rawBody: string, envelope: QueueEnvelope, facts?: GateFacts): Promise<IntentOutcome> {
     const message = parseQueueMessage(rawBody);
     let body = rawBody;
     if (message.kind === 'resume') {
@@ -226,7 +251,13 @@ export class Dispatcher {
       return { disposition: 'done', channels: [], invalid: { issues: parsed.error.issues } };
     }
     const valid = parsed.value;
-    const job: Job = { valid, body, logicalKey: logicalKeyOf(valid), sealed: false };
+    const job: Job = {
+      valid,
+      body,
+      logicalKey: logicalKeyOf(valid),
+      sealed: false,
+      ...(facts ? { facts } : {}),
+    };
     const lastReceive =
       this.deps.maxReceiveCount !== undefined && (envelope.receiveCount ?? 1) >= this.deps.maxReceiveCount;
     // A fallback may need its next channel long after this message is gone (a bounce hours later), and
@@ -237,7 +268,8 @@ export class Dispatcher {
     // The fallback pointer rules every intent of a logical notification that has one, whatever the
     // intent's own delivery mode says: at most one channel active.
     const flowExists =
-      valid.delivery === 'fallback' || (await this.deps.ledger.getFlow(job.logicalKey)) !== undefined;
+      valid.delivery === 'fallback' ||
+      (facts?.flowExists(job.logicalKey) ?? (await this.deps.ledger.getFlow(job.logicalKey)) !== undefined);
     const channels = flowExists
       ? await this.handleFallback(job)
       : await Promise.all(valid.intent.channels.map((channel) => this.deliverChannel(job, channel)));
@@ -250,6 +282,35 @@ export class Dispatcher {
       visibleAfterMs: Math.min(Math.max(0, dueAt - now), MAX_VISIBILITY_MS),
       channels,
     };
+  }
+
+  /**
+   * Reads what the read-only gates of a whole queue batch need, in one strongly consistent BatchGetItem
+   * over both tables: each recipient's suppression entry and whether each notification has a fallback
+   * flow. Bodies that do not parse are skipped (handle() records them). Without a reader: undefined,
+   * and each record reads for itself.
+   */
+  async prefetch(bodies: readonly string[]): Promise<GateFacts | undefined> {
+    if (!this.deps.gateFacts) return undefined;
+    const recipients = new Map<string, { tenant: string; recipientRef: string }>();
+    const logicalKeys = new Set<string>();
+    for (const body of bodies) {
+      if (parseQueueMessage(body).kind !== 'intent') continue;
+      const parsed = parseIntent(body, {
+        purposes: this.deps.purposes,
+        clock: this.deps.clock,
+        allowExpired: true,
+      });
+      if (!parsed.ok) continue;
+      const { intent } = parsed.value;
+      recipients.set(`${intent.tenant}:${intent.recipient.ref}`, {
+        tenant: intent.tenant,
+        recipientRef: intent.recipient.ref,
+      });
+      logicalKeys.add(logicalKeyOf(parsed.value));
+    }
+    if (recipients.size === 0) return undefined;
+    return this.deps.gateFacts.read([...recipients.values()], [...logicalKeys]);
   }
 
   /**
@@ -325,7 +386,7 @@ export class Dispatcher {
       hash: contentHash(rendered.content, this.deps.contentHashKey),
       dedupeKey: key.readable,
     };
-    let step: Step = { next: 'claim' };
+    let step: Step = { next: 'prepare' };
     try {
       for (;;) {
         if ('done' in step) return step.done;
@@ -359,10 +420,17 @@ export class Dispatcher {
         ...(state ? { state } : {}),
       });
     switch (step.next) {
-      case 'claim': {
+      case 'prepare': {
+        const verdict = await this.preparePhase(run);
         await probe('before_claim');
-        const next = await this.claimPhase(run);
-        await probe('after_claim');
+        return { next: 'claim', verdict };
+      }
+      case 'claim': {
+        const next = await this.claimPhase(run, step.verdict);
+        await probe(
+          'after_claim',
+          'done' in next ? next.done.state : 'row' in next ? next.row.state : undefined,
+        );
         return next;
       }
       case 'gates': {
@@ -395,22 +463,46 @@ export class Dispatcher {
 
   // ── claim ──────────────────────────────────────────────────────────────────────────────────────────
 
-  private async claimPhase(run: ChannelRun): Promise<Step> {
+  /**
+   * The read-only gates, before anything is written: expiry, suppression (read once per queue batch when
+   * the batch's facts are given), attachment checksums, then expiry once more with no I/O after it, so
+   * the claim that follows is the first write and, on the happy path, the only one before the outcome.
+   */
+  private async preparePhase(run: ChannelRun): Promise<GateVerdict> {
+    if (this.expired(run)) return { kind: 'refuse', state: 'expired', why: 'expired_before_dispatch' };
+    const suppression = await this.suppressionOf(run);
+    if (suppression.suppressed)
+      return { kind: 'refuse', state: 'suppressed', why: `suppressed:${suppression.reason ?? 'listed'}` };
+    const checksum = await this.fetchAttachments(run);
+    if (checksum) return { kind: 'refuse', state: 'blocked', why: checksum };
+    if (this.expired(run)) return { kind: 'refuse', state: 'expired', why: 'expired_before_dispatch' };
+    return { kind: 'dispatch' };
+  }
+
+  /**
+   * One conditional put: the row is created directly in `dispatching` (leased, attempt 1) when every gate
+   * passed, or in the state a gate chose; a conflict hands over to the existing row's decision.
+   */
+  private async claimPhase(run: ChannelRun, verdict: GateVerdict): Promise<Step> {
     const now = this.deps.clock.now();
-    const claim = await this.deps.ledger.claim(
-      buildClaimRecord({
-        valid: run.job.valid,
-        channel: run.channel,
-        contentHash: run.hash,
-        templateOwner: run.rendered.owner,
-        workerId: this.deps.workerId,
-        now,
-        leaseMs: this.deps.leaseMs,
-      }),
-    );
+    const record = buildClaimRecord({
+      valid: run.job.valid,
+      channel: run.channel,
+      contentHash: run.hash,
+      templateOwner: run.rendered.owner,
+      workerId: this.deps.workerId,
+      now,
+      leaseMs: this.deps.leaseMs,
+      ...(verdict.kind === 'dispatch'
+        ? { initial: { state: 'dispatching' as const, why: 'gates_passed', transport: run.transport.name } }
+        : { initial: { state: verdict.state, why: verdict.why, ttl: this.ttlFor(run, now) } }),
+    });
+    const claim = await this.deps.ledger.claim(record);
     if (claim.kind === 'claimed') {
       this.deps.metrics?.count(METRIC.claims);
-      return { next: 'gates', row: claim.record };
+      if (verdict.kind === 'dispatch') return { next: 'send', row: claim.record };
+      this.deps.metrics?.count(GATE_METRIC[verdict.state]);
+      return this.done(claim.record, verdict.state);
     }
     this.deps.metrics?.count(METRIC.claimConflicts);
     const step = await this.onExisting(run, claim.existing);
@@ -522,7 +614,7 @@ export class Dispatcher {
     // Gate: expiry, against the current clock (and again below, with no I/O after it).
     const expiredEarly = await this.expireIfDue(run, row);
     if (expiredEarly) return expiredEarly;
-    // Gate: suppression list.
+    // Gate: suppression list, read again before every retry or resume.
     const suppression = await this.deps.suppressions.isSuppressed(
       intent.tenant,
       intent.recipient.ref,
@@ -538,23 +630,12 @@ export class Dispatcher {
       return this.done(row, 'suppressed');
     }
     // Gate: attachments by immutable reference, checksum verified before anything leaves.
-    if (run.channel === 'email' && intent.attachments?.length && !run.attachments) {
-      const fetched = [];
-      for (const [index, ref] of intent.attachments.entries()) {
-        const bytes = await this.deps.attachments.fetch(ref.uri);
-        if (sha256Hex(bytes) !== ref.sha256) {
-          if (replay)
-            return this.leaveUnknown(row, `replay_refused:attachment_checksum_mismatch:${index + 1}`);
-          // By position, not file name: a report's file name can carry a patient's name.
-          row = await this.move(row, 'blocked', `attachment_checksum_mismatch:${index + 1}`, {
-            ttl: this.ttlFor(run, this.deps.clock.now()),
-          });
-          this.deps.metrics?.count(METRIC.blocked);
-          return this.done(row, 'blocked');
-        }
-        fetched.push({ filename: ref.filename, contentType: ref.contentType, content: bytes });
-      }
-      run.attachments = fetched;
+    const checksum = await this.fetchAttachments(run);
+    if (checksum) {
+      if (replay) return this.leaveUnknown(row, `replay_refused:${checksum}`);
+      row = await this.move(row, 'blocked', checksum, { ttl: this.ttlFor(run, this.deps.clock.now()) });
+      this.deps.metrics?.count(METRIC.blocked);
+      return this.done(row, 'blocked');
     }
     // Expiry once more, and for a replay the provider's key window, with no I/O left before the write:
     // the reads above can take seconds.
@@ -575,6 +656,36 @@ export class Dispatcher {
       leaseUntil: now + this.deps.leaseMs,
     });
     return { next: 'send', row };
+  }
+
+  private expired(run: ChannelRun): boolean {
+    const expiresAt = run.job.valid.expiresAtMs;
+    return expiresAt !== undefined && this.deps.clock.now() >= expiresAt;
+  }
+
+  /** The batch's suppression facts when they cover this recipient; otherwise one strongly consistent read. */
+  private async suppressionOf(run: ChannelRun): Promise<{ suppressed: boolean; reason?: string }> {
+    const { intent } = run.job.valid;
+    const fromBatch = run.job.facts?.suppression(intent.tenant, intent.recipient.ref, run.channel);
+    if (fromBatch) return fromBatch;
+    return this.deps.suppressions.isSuppressed(intent.tenant, intent.recipient.ref, run.channel);
+  }
+
+  /**
+   * Fetches each attachment by immutable reference and verifies its sha256; returns the refusal reason
+   * (by position, not file name: a report's file name can carry a patient's name) or nothing.
+   */
+  private async fetchAttachments(run: ChannelRun): Promise<string | undefined> {
+    const { intent } = run.job.valid;
+    if (run.channel !== 'email' || !intent.attachments?.length || run.attachments) return undefined;
+    const fetched = [];
+    for (const [index, ref] of intent.attachments.entries()) {
+      const bytes = await this.deps.attachments.fetch(ref.uri);
+      if (sha256Hex(bytes) !== ref.sha256) return `attachment_checksum_mismatch:${index + 1}`;
+      fetched.push({ filename: ref.filename, contentType: ref.contentType, content: bytes });
+    }
+    run.attachments = fetched;
+    return undefined;
   }
 
   private async leaveUnknown(row: DeliveryRecord, why: string): Promise<Step> {

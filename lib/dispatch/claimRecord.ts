@@ -12,6 +12,13 @@ export interface ClaimInput {
   workerId: string;
   now: number;
   leaseMs: number;
+  /**
+   * The state the row is created in (default `claimed`): `dispatching` when the read-only gates passed
+   * (leased, attempt 1, the transport named), or the final state a gate chose (no lease, with its TTL).
+   */
+  initial?:
+    | { state: 'dispatching'; why: string; transport: string }
+    | { state: 'expired' | 'suppressed' | 'blocked'; why: string; ttl: number };
 }
 
 /**
@@ -27,16 +34,19 @@ export const buildClaimRecord = ({
   workerId,
   now,
   leaseMs,
+  initial,
 }: ClaimInput): DeliveryRecord => {
   const { intent, policy } = valid;
   const identity = identityOf(intent, policy, channel);
   const key = deriveDedupeKey(identity);
   const { channel: _channel, ...logical } = identity;
+  const state = initial?.state ?? 'claimed';
+  const leased = state === 'claimed' || state === 'dispatching';
   return {
     pk: key.readable,
     kind: 'delivery',
     idempotencyKey: key.hash,
-    state: 'claimed',
+    state,
     version: 1,
     tenant: intent.tenant,
     purpose: intent.purpose,
@@ -49,13 +59,22 @@ export const buildClaimRecord = ({
     templateId: intent.template.id,
     templateRevision: intent.template.revision,
     templateOwner,
-    attempts: 0,
+    attempts: state === 'dispatching' ? 1 : 0,
+    ...(initial?.state === 'dispatching' ? { transport: initial.transport } : {}),
+    ...(initial && initial.state !== 'dispatching' ? { ttl: initial.ttl } : {}),
     createdAt: now,
     updatedAt: now,
     ...(valid.expiresAtMs !== undefined ? { expiresAt: valid.expiresAtMs } : {}),
-    leaseOwner: workerId,
-    leaseUntil: now + leaseMs,
+    ...(leased ? { leaseOwner: workerId, leaseUntil: now + leaseMs } : {}),
     ...(intent.resendOf ? { resendOf: intent.resendOf.dedupeKey } : {}),
-    history: [{ s: 'claimed', at: now, by: workerId, why: 'intent_received' }],
+    history: [
+      {
+        s: state,
+        at: now,
+        by: workerId,
+        why: initial?.why ?? 'intent_received',
+        ...(state === 'dispatching' ? { n: 1 } : {}),
+      },
+    ],
   };
 };

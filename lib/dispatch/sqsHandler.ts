@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { SendproofError } from '../domain/errors.js';
+import type { GateFacts } from '../ledger/port.js';
 import type { Dispatcher } from './Dispatcher.js';
 
 /** The message must come back from the queue: reported as a batch item failure, never lost. */
@@ -32,12 +33,16 @@ export const MAX_VISIBILITY_SECONDS = 43_200;
 
 export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOptions) => {
   const limit = pLimit(options.concurrency);
-  const recordHandler = (record: SQSRecord) =>
+  const recordHandler = (record: SQSRecord, facts: GateFacts | undefined) =>
     limit(async () => {
-      const outcome = await dispatcher.handle(record.body, {
-        messageId: record.messageId,
-        receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
-      });
+      const outcome = await dispatcher.handle(
+        record.body,
+        {
+          messageId: record.messageId,
+          receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+        },
+        facts,
+      );
       if (outcome.disposition === 'retry_later') {
         if (options.changeVisibility && outcome.visibleAfterMs !== undefined) {
           const seconds = Math.min(
@@ -54,10 +59,19 @@ export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOpti
       }
       return outcome;
     });
-  return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
-    processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
-      ...(context ? { context } : {}),
-      // A batch whose every record must come back is still a normal answer, not a function error.
-      throwOnFullBatchFailure: false,
-    });
+  return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
+    // One read for the batch's suppression entries and fallback flows. If it fails, each record reads
+    // for itself (the gates never run on a guess).
+    const facts = await dispatcher.prefetch(event.Records.map((r) => r.body)).catch(() => undefined);
+    return processPartialResponse(
+      event,
+      (record: SQSRecord) => recordHandler(record, facts),
+      new BatchProcessor(EventType.SQS),
+      {
+        ...(context ? { context } : {}),
+        // A batch whose every record must come back is still a normal answer, not a function error.
+        throwOnFullBatchFailure: false,
+      },
+    );
+  };
 };

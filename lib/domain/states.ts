@@ -32,8 +32,19 @@ export const STATES = [
 
 export type DeliveryState = (typeof STATES)[number];
 
-/** States a row may be created in (the first history entry). */
-export const INITIAL_STATES: readonly DeliveryState[] = ['claimed', 'blocked', 'invalid'];
+/**
+ * States a row may be created in (the first history entry). The read-only gates run before the claim,
+ * so a claim is written directly as `dispatching` (leased) or in the state a gate chose; `claimed`
+ * remains for claims that wait (a lease taken over, a row a resume takes).
+ */
+export const INITIAL_STATES: readonly DeliveryState[] = [
+  'claimed',
+  'dispatching',
+  'expired',
+  'suppressed',
+  'blocked',
+  'invalid',
+];
 
 export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[]>> = {
   // claimed → claimed is a lease takeover: the previous owner's lease expired before it dispatched.

@@ -1,5 +1,6 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/purposes.js';
+import { suppressionReason } from './DynamoGateFacts.js';
 import type { SuppressionList } from './port.js';
 import { SUPPRESSION_TABLE } from './tableDefinition.js';
 
@@ -23,8 +24,7 @@ export class DynamoSuppressionList implements SuppressionList {
         ConsistentRead: true,
       }),
     );
-    const channels = (out.Item?.channels ?? {}) as Record<string, string>;
-    const reason = channels[channel] ?? channels['*'];
+    const reason = suppressionReason(out.Item?.channels as Record<string, unknown> | undefined, channel);
     return reason ? { suppressed: true, reason } : { suppressed: false };
   }
 

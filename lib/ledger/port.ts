@@ -191,6 +191,26 @@ export interface Ledger {
   getFlow(logicalKey: string): Promise<FallbackFlow | undefined>;
 }
 
+/**
+ * What a queue batch's read-only gates need, read once for the whole batch. `suppression` answers only
+ * for recipients that were read (undefined otherwise, and the dispatcher reads for itself).
+ */
+export interface GateFacts {
+  suppression(
+    tenant: string,
+    recipientRef: string,
+    channel: Channel,
+  ): { suppressed: boolean; reason?: string } | undefined;
+  flowExists(logicalKey: string): boolean | undefined;
+}
+
+export interface GateFactsReader {
+  read(
+    recipients: ReadonlyArray<{ tenant: string; recipientRef: string }>,
+    logicalKeys: readonly string[],
+  ): Promise<GateFacts>;
+}
+
 export interface SuppressionList {
   isSuppressed(
     tenant: string,

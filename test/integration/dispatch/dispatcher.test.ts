@@ -52,7 +52,7 @@ describe('dispatcher: crash at each edge, then replay the same intent', () => {
     expect(accepted()).toHaveLength(1);
   });
 
-  it('crash after the claim: the replay waits for the lease, then takes over and sends once', async () => {
+  it('crash after the claim (written directly as dispatching): the row becomes unknown on its lease, and a replay under the enforced key sends once', async () => {
     // Prepare
     const body = JSON.stringify(resetIntent({ eventId: 'crash-after-claim' }, clock.now()));
     await expect(h.dispatcher({ probe: crashAt('after_claim') }).handle(body, envelope())).rejects.toThrow(
@@ -61,16 +61,19 @@ describe('dispatcher: crash at each edge, then replay the same intent', () => {
     // Act
     const early = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
     clock.advance(61_000);
+    const marked = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
+    clock.advance(30_000);
     const late = await h.dispatcher({ workerId: 'dispatch:b' }).handle(body, envelope());
     // Assess
     expect(early.disposition).toBe('retry_later');
+    expect(marked).toMatchObject({ disposition: 'retry_later', channels: [{ state: 'unknown' }] });
     expect(late.channels[0]).toMatchObject({ state: 'accepted' });
     expect(accepted()).toHaveLength(1);
     const row = await h.ledger.get(late.channels[0]!.dedupeKey);
     expect(row?.history.map((e) => e.why)).toEqual([
-      'intent_received',
-      'lease_takeover',
       'gates_passed',
+      'dispatching_lease_expired',
+      'replay_under_enforced_key',
       'provider_accepted',
     ]);
   });
@@ -89,14 +92,8 @@ describe('dispatcher: crash at each edge, then replay the same intent', () => {
     expect(sim.requests().map((r) => r.outcome)).toEqual(['dropped', 'replayed']);
     expect(sim.messages()).toHaveLength(1);
     const row = await h.ledger.get(replay.channels[0]!.dedupeKey);
-    expect(row?.history.map((e) => e.s)).toEqual([
-      'claimed',
-      'dispatching',
-      'unknown',
-      'dispatching',
-      'accepted',
-    ]);
-    expect(row?.history.map((e) => e.why).slice(3)).toEqual([
+    expect(row?.history.map((e) => e.s)).toEqual(['dispatching', 'unknown', 'dispatching', 'accepted']);
+    expect(row?.history.map((e) => e.why).slice(2)).toEqual([
       'replay_under_enforced_key',
       'provider_replayed_original',
     ]);
@@ -245,7 +242,8 @@ describe('dispatcher gates', () => {
     expect(result.channels[0]).toMatchObject({ channel: 'email', state: 'expired' });
     expect(sim.requests()).toHaveLength(0);
     const row = await h.ledger.get(result.channels[0]!.dedupeKey);
-    expect(row?.history.map((e) => e.s)).toEqual(['claimed', 'expired']);
+    // The gates run before the claim: the row is written once, directly as expired.
+    expect(row?.history.map((e) => e.s)).toEqual(['expired']);
   });
 
   it('a suppressed recipient is recorded as suppressed and never sent', async () => {
@@ -338,13 +336,7 @@ describe('dispatcher gates', () => {
     expect(elapsed).toBeGreaterThanOrEqual(1000);
     expect(elapsed).toBeLessThan(5000);
     const row = await h.ledger.get(result.channels[0]!.dedupeKey);
-    expect(row?.history.map((e) => e.s)).toEqual([
-      'claimed',
-      'dispatching',
-      'retry_wait',
-      'dispatching',
-      'accepted',
-    ]);
+    expect(row?.history.map((e) => e.s)).toEqual(['dispatching', 'retry_wait', 'dispatching', 'accepted']);
   });
 
   it('stops at the purpose retry budget with a rejected outcome that says why', async () => {

@@ -248,7 +248,7 @@ describe('nothing is stranded: the ledger sweep owns parked work', () => {
     expect(seal!.ttl).toBeLessThanOrEqual(Math.ceil(row!.expiresAt! / 1000));
   });
 
-  it('a crash after the claim on the last receive: the message is gone, the sweep resumes the sealed intent and it is sent once', async () => {
+  it('a crash after the claim on the last receive: the message is gone; the sweep marks the row unknown and resumes the sealed intent, and the keyed replay sends once', async () => {
     // Prepare
     const body = JSON.stringify(resetIntent({ eventId: 'last-receive-claim' }, clock.now()));
     const notices = new NoticeQueue();
@@ -261,14 +261,19 @@ describe('nothing is stranded: the ledger sweep owns parked work', () => {
     const swept = await sweeper.sweep();
     const [resumed] = await notices.deliver(h.dispatcher({ workerId: 'dispatch:b' }));
     // Assess
-    expect(swept.resumed).toBe(1);
+    expect(swept).toMatchObject({ markedUnknown: 1, resumed: 1 });
     expect(resumed?.channels[0]).toMatchObject({ state: 'accepted' });
     expect(accepted()).toHaveLength(1);
     const row = await h.ledger.get(resumed!.channels[0]!.dedupeKey);
-    expect(row?.history.map((e) => e.why)).toContain('lease_takeover');
+    expect(row?.history.map((e) => e.why)).toEqual([
+      'gates_passed',
+      'dispatching_lease_expired',
+      'replay_under_enforced_key',
+      'provider_accepted',
+    ]);
   });
 
-  it('a crash after dispatching on the last receive: the sweep makes the row a visible unknown, never left dispatching', async () => {
+  it('a crash after the claim (dispatching) on the last receive, no keys: the sweep makes the row a visible unknown, never left dispatching', async () => {
     // Prepare: a provider without keys, so nothing may replay
     const transports = {
       email: withoutKeyEnforcement(restTransports(sim).email),
@@ -280,7 +285,7 @@ describe('nothing is stranded: the ledger sweep owns parked work', () => {
     // Act
     await expect(
       h
-        .dispatcher({ transports, probe: crashAt('after_dispatching'), maxReceiveCount: 5 })
+        .dispatcher({ transports, probe: crashAt('after_claim'), maxReceiveCount: 5 })
         .handle(body, envelope(5)),
     ).rejects.toThrow(SimulatedCrash);
     clock.advance(60_000 + 1);
