@@ -59,6 +59,11 @@ export interface NotificationLedgerProps {
   providerSecret?: secretsmanager.ISecret;
   /** REST transport base URL (no credentials in it; those live in `providerSecret`). */
   restBaseUrl?: string;
+  /**
+   * How long the REST provider remembers an Idempotency-Key, in seconds (120..2592000), as the provider
+   * documents it. The dispatcher and the reconciler measure the replay window against it. Default 86400.
+   */
+  restKeyRetentionSeconds?: number;
   /** Purpose policies added to (or overriding) the built-ins; validated at synth, passed as JSON. */
   purposes?: PurposePolicy[];
   /** Object Lock COMPLIANCE default retention for archived transitions. Default 365 days. */
@@ -168,6 +173,8 @@ export class NotificationLedger extends Construct {
         .setEnv(ENV.emailFrom, props.email.fromAddress)
         .setEnv(ENV.purposes, purposesJson);
       if (props.restBaseUrl) fn.setEnv(ENV.restBaseUrl, props.restBaseUrl);
+      if (props.restKeyRetentionSeconds !== undefined)
+        fn.setEnv(ENV.restKeyRetentionSeconds, String(props.restKeyRetentionSeconds));
       // Twilio's sender is not an AWS identity; the adapter reads it from the same setting.
       if (props.sms.transport === 'twilio' && props.sms.senderId)
         fn.setEnv(ENV.smsOriginationIdentity, props.sms.senderId);
@@ -295,6 +302,13 @@ const validate = (props: NotificationLedgerProps): void => {
   const restLike = new Set<string>(['rest', 'simulator']);
   if ((restLike.has(props.email.transport) || restLike.has(props.sms.transport)) && !props.restBaseUrl) {
     problems.push('restBaseUrl is required with the rest and simulator transports');
+  }
+  const keyRetention = props.restKeyRetentionSeconds;
+  if (
+    keyRetention !== undefined &&
+    (!Number.isInteger(keyRetention) || keyRetention < 120 || keyRetention > 30 * 86_400)
+  ) {
+    problems.push('restKeyRetentionSeconds must be an integer between 120 and 2592000 (30 days)');
   }
   const maxConcurrency = props.concurrency?.dispatcherMaxConcurrency;
   if (maxConcurrency !== undefined && (maxConcurrency < 2 || maxConcurrency > 1000)) {

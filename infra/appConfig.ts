@@ -17,6 +17,7 @@ export const CONTEXT = {
   sms: 'sendproof:sms',
   providerSecretArn: 'sendproof:providerSecretArn',
   restBaseUrl: 'sendproof:restBaseUrl',
+  restKeyRetentionSeconds: 'sendproof:restKeyRetentionSeconds',
   purposes: 'sendproof:purposes',
   archiveRetentionDays: 'sendproof:archiveRetentionDays',
   alarmTopicArn: 'sendproof:alarmTopicArn',
@@ -70,6 +71,7 @@ const ContextSchema = z.object({
   ).default({ transport: 'simulator' }),
   providerSecretArn: z.string().startsWith('arn:').optional(),
   restBaseUrl: z.url().optional(),
+  restKeyRetentionSeconds: z.coerce.number().int().optional(),
   purposes: jsonish(z.array(PurposePolicySchema)).optional(),
   archiveRetentionDays: z.coerce.number().int().min(1).optional(),
   alarmTopicArn: z.string().startsWith('arn:').optional(),
@@ -115,6 +117,7 @@ export const appConfigFromContext = (read: (key: string) => unknown): AppConfig 
         ? secretsmanager.Secret.fromSecretCompleteArn(scope, 'ProviderSecret', c.providerSecretArn)
         : undefined,
       restBaseUrl: c.restBaseUrl,
+      restKeyRetentionSeconds: c.restKeyRetentionSeconds,
       purposes: c.purposes,
       archiveRetentionDays: c.archiveRetentionDays,
       alarmTopic: c.alarmTopicArn ? sns.Topic.fromTopicArn(scope, 'AlarmTopic', c.alarmTopicArn) : undefined,

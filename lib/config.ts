@@ -21,6 +21,7 @@ export const ENV = {
   smsOriginationIdentity: 'SENDPROOF_SMS_ORIGINATION_IDENTITY',
   smsConfigurationSet: 'SENDPROOF_SMS_CONFIGURATION_SET',
   restBaseUrl: 'SENDPROOF_REST_BASE_URL',
+  restKeyRetentionSeconds: 'SENDPROOF_REST_KEY_RETENTION_SECONDS',
   providerSecretArn: 'SENDPROOF_PROVIDER_SECRET_ARN',
   purposes: 'SENDPROOF_PURPOSES',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
@@ -53,6 +54,18 @@ export const ConfigSchema = z.object({
   smsOriginationIdentity: z.string().optional(),
   smsConfigurationSet: z.string().optional(),
   restBaseUrl: optionalUrl,
+  /**
+   * How long the REST provider (and the simulator) remembers an Idempotency-Key. The replay window is
+   * measured against it, so it must be the provider's documented figure, never a guess: too long would
+   * replay after the provider forgot the key, which is a second send. At least 2 minutes (the replay
+   * margin is one), at most 30 days. Default 24 h.
+   */
+  restKeyRetentionSeconds: z.coerce
+    .number()
+    .int()
+    .min(120)
+    .max(30 * 86_400)
+    .default(86_400),
   providerSecretArn: z.string().startsWith('arn:').optional(),
   purposes: z
     .string()
