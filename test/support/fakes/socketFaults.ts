@@ -7,8 +7,16 @@ import { constants } from 'node:os';
  * The error Node raises when the kernel fails a socket call, e.g. `read EHOSTUNREACH` (code, errno, syscall).
  * What an ICMP host-unreachable recorded while TCP retransmits an established connection looks like.
  */
-export const systemError = (code: keyof typeof constants.errno, syscall: string): NodeJS.ErrnoException =>
-  Object.assign(new Error(`${syscall} ${code}`), { code, errno: -constants.errno[code], syscall });
+export const systemError = (
+  code: keyof typeof constants.errno | 'ENOTFOUND',
+  syscall: string,
+): NodeJS.ErrnoException =>
+  Object.assign(new Error(`${syscall} ${code}`), {
+    code,
+    // getaddrinfo's ENOTFOUND is not an errno; Node reports it with errno -3008 (EAI_NONAME).
+    errno: code === 'ENOTFOUND' ? -3008 : -constants.errno[code],
+    syscall,
+  });
 
 /**
  * Route failures cannot be provoked on loopback without NET_ADMIN, so this injects the kernel's error
