@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { loadNamedQueries, type NamedQuery } from '../lib/archive/namedQueries.js';
 import { ENV } from '../lib/config.js';
 import { type PurposePolicy, PurposeRegistry } from '../lib/domain/purposes.js';
+import { ATTENTION_SHARDS } from '../lib/ledger/attentionIndex.js';
 import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
 import { Alarms, type AlarmThresholds } from './constructs/Alarms.js';
 import { AuditArchive } from './constructs/AuditArchive.js';
@@ -84,6 +85,12 @@ export interface NotificationLedgerProps {
   };
   /** Ledger claim lease in seconds (5..900). Default 90. */
   leaseSeconds?: number;
+  /**
+   * Shards of the attention index's partition key (1..64), so that a provider outage parking thousands
+   * of rows in one state spreads them over that many GSI partitions. Set on every function that reads or
+   * writes the ledger; may grow between deployments, never shrink. Default 4.
+   */
+  attentionShards?: number;
   /** Where intents' attachments are read from: the dispatcher gets s3:GetObject under this prefix only. */
   attachments?: { bucket: s3.IBucket; prefix?: string };
   /** Deliveries of an intent before the intake queue parks it on the DLQ (≥ 5). Default 5. */
@@ -232,6 +239,11 @@ export class NotificationLedger extends Construct {
     // Lookups only: the reconciler asks providers about lost answers (provider secret), never hashes content.
     transportEnv(this.reconciler.function.bindLedger(this.tables.ledger, 'readwrite'));
 
+    // Every function that reads or writes the attention index uses the same shard count.
+    const attentionShards = String(props.attentionShards ?? ATTENTION_SHARDS.default);
+    for (const fn of [dispatch, this.reconciler.function, this.evidence.function])
+      fn.setEnv(ENV.attentionShards, attentionShards);
+
     // --- archive ----------------------------------------------------------------------------------------
     this.archive = new AuditArchive(this, 'Archive', {
       ledger: this.tables.ledger,
@@ -317,6 +329,10 @@ const validate = (props: NotificationLedgerProps): void => {
   const recordConcurrency = props.concurrency?.recordConcurrency;
   if (recordConcurrency !== undefined && (recordConcurrency < 1 || recordConcurrency > 50)) {
     problems.push('concurrency.recordConcurrency must be between 1 and 50');
+  }
+  const shards = props.attentionShards;
+  if (shards !== undefined && (!Number.isInteger(shards) || shards < 1 || shards > ATTENTION_SHARDS.max)) {
+    problems.push(`attentionShards must be an integer between 1 and ${ATTENTION_SHARDS.max}`);
   }
   if (props.leaseSeconds !== undefined && (props.leaseSeconds < 5 || props.leaseSeconds > 900)) {
     problems.push('leaseSeconds must be between 5 and 900');

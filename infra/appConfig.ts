@@ -26,6 +26,7 @@ export const CONTEXT = {
   dispatcherMaxConcurrency: 'sendproof:dispatcherMaxConcurrency',
   recordConcurrency: 'sendproof:recordConcurrency',
   leaseSeconds: 'sendproof:leaseSeconds',
+  attentionShards: 'sendproof:attentionShards',
   attachmentsBucket: 'sendproof:attachmentsBucket',
   attachmentsPrefix: 'sendproof:attachmentsPrefix',
 } as const;
@@ -80,6 +81,7 @@ const ContextSchema = z.object({
   dispatcherMaxConcurrency: z.coerce.number().int().optional(),
   recordConcurrency: z.coerce.number().int().optional(),
   leaseSeconds: z.coerce.number().int().optional(),
+  attentionShards: z.coerce.number().int().optional(),
   attachmentsBucket: z.string().optional(),
   attachmentsPrefix: z.string().optional(),
 });
@@ -130,6 +132,7 @@ export const appConfigFromContext = (read: (key: string) => unknown): AppConfig 
         recordConcurrency: c.recordConcurrency,
       },
       leaseSeconds: c.leaseSeconds,
+      attentionShards: c.attentionShards,
       attachments: c.attachmentsBucket
         ? {
             bucket: s3.Bucket.fromBucketName(scope, 'AttachmentsBucket', c.attachmentsBucket),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigurationError } from './domain/errors.js';
+import { ATTENTION_SHARDS } from './ledger/attentionIndex.js';
 
 /**
  * Every setting Sendproof reads from the environment, parsed once. Nothing else reads process.env.
@@ -26,6 +27,7 @@ export const ENV = {
   purposes: 'SENDPROOF_PURPOSES',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
   leaseSeconds: 'SENDPROOF_LEASE_SECONDS',
+  attentionShards: 'SENDPROOF_ATTENTION_SHARDS',
   recordConcurrency: 'SENDPROOF_RECORD_CONCURRENCY',
   endpointDynamoDb: 'SENDPROOF_ENDPOINT_DYNAMODB',
   endpointSqs: 'SENDPROOF_ENDPOINT_SQS',
@@ -84,6 +86,11 @@ export const ConfigSchema = z.object({
   templatesDir: z.string().optional(),
   leaseSeconds: z.coerce.number().int().min(5).max(900).default(90),
   recordConcurrency: z.coerce.number().int().min(1).max(50).default(5),
+  /**
+   * Shards of the attention index's partition key (lib/ledger/attentionIndex.ts). Every function and the
+   * CLI must use the same figure for one table; it may grow, never shrink.
+   */
+  attentionShards: z.coerce.number().int().min(1).max(ATTENTION_SHARDS.max).default(ATTENTION_SHARDS.default),
   endpointDynamoDb: optionalUrl,
   endpointSqs: optionalUrl,
   endpointS3: optionalUrl,
