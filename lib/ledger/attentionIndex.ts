@@ -63,7 +63,12 @@ export const encodeMergedCursor = (cursor: MergedCursor): string =>
   Buffer.from(JSON.stringify(cursor)).toString('base64url');
 
 const decodeMergedCursor = (cursor: string): MergedCursor => {
-  const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<MergedCursor>;
+  let parsed: Partial<MergedCursor>;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<MergedCursor>;
+  } catch {
+    throw new RangeError('attention cursor is not one this ledger wrote');
+  }
   if (
     parsed.v !== 1 ||
     !Array.isArray(parsed.p) ||
