@@ -160,4 +160,32 @@ describe('the sharded attention index on DynamoDB Local', () => {
     expect(perShard.size).toBe(SHARDS);
     expect(found.map((f) => f.record?.pk)).toEqual([...perShard.values()].map((r) => r.pk));
   });
+
+  it('walks every shard to the end while the walker moves each listed row out of the state', async () => {
+    // Prepare: the reconciler's pattern, each page's rows leave `unknown` before the next page is read
+    const expected = (await walk(ledger, 100)).pages.flat().map((r) => r.pk);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    // Act
+    do {
+      const page = await ledger.listAttention('unknown', { limit: 6, ...(cursor ? { cursor } : {}) });
+      for (const row of page.items) {
+        seen.push(row.pk);
+        const moved = await ledger.transition({
+          pk: row.pk,
+          from: 'unknown',
+          to: 'quarantined',
+          expectedVersion: row.version,
+          by: 'reconciler:test',
+          now: clock.now(),
+        });
+        expect(moved.kind).toBe('ok');
+      }
+      cursor = page.cursor;
+    } while (cursor);
+    // Assess
+    expect(seen).toEqual(expected);
+    expect((await ledger.listAttention('unknown')).items).toEqual([]);
+    expect((await walk(ledger, 100)).pages.flat()).toHaveLength(0);
+  });
 });
