@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENV } from '../../../lib/config.js';
 import { hashKey } from '../../../lib/domain/keys.js';
 import { ATTENTION_SHARDS, attentionPartitionOf } from '../../../lib/ledger/attentionIndex.js';
+import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
+import { DynamoRunCursor } from '../../../lib/reconcile/RunCursor.js';
 import { SES_AND_SMS, synthStack } from '../../infra/synth.js';
 import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
@@ -24,6 +26,8 @@ type Reconcile = (event: unknown, context: Context) => Promise<unknown>;
 let reconcile: Reconcile;
 let provider: ScriptedHttpServer;
 let definition: string;
+let runCursor: DynamoRunCursor;
+let ledger: DynamoLedger;
 /** Idempotency keys in the order the rows entered `unknown` (oldest first). */
 const keys: string[] = [];
 
@@ -83,19 +87,16 @@ const lookedUp = (from: number): string[] =>
     .filter((k): k is string => k !== null);
 
 /** One scheduled run: the Scheduler's static input `{}`, the state machine as synthesized. */
-const scheduledRun = async () => {
+const scheduledRun = async (input: { restart?: boolean } = {}) => {
   const from = provider.requests.length;
   const machine = new StateMachine(JSON.parse(definition));
-  const execution = machine.run(
-    {},
-    {
-      overrides: {
-        taskResourceLocalHandlers: {
-          ReconcilePage: (input) => reconcile(input, localLambdaContext('reconcile')) as never,
-        },
+  const execution = machine.run(input, {
+    overrides: {
+      taskResourceLocalHandlers: {
+        ReconcilePage: (input) => reconcile(input, localLambdaContext('reconcile')) as never,
       },
     },
-  );
+  });
   const output = (await execution.result) as Record<string, unknown>;
   return { output, visited: lookedUp(from) };
 };
@@ -104,6 +105,8 @@ beforeAll(async () => {
   provider = await ScriptedHttpServer.start(() => ({ reply: 503, body: { error: 'lookup_unavailable' } }));
   const { raw, doc, endpoint } = localDynamo();
   const table = await createLedgerTable(raw, 'workflow-cursor');
+  runCursor = new DynamoRunCursor(doc, table);
+  ledger = new DynamoLedger(doc, table);
   const now = Date.now();
   const rows = Array.from({ length: ROWS }, (_, i) => unknownRow(i, now));
   keys.push(...rows.map((r) => r.idempotencyKey));
@@ -152,5 +155,18 @@ describe('the reconcile loop carries its cursor to the next scheduled run', () =
     console.info(
       `reconcile workflow: ${ROWS} unknown rows, bound ${PAGES_PER_RUN}×${PAGE_SIZE} per run → run 1 visited ${first.visited.length}, run 2 ${second.visited.length} (union ${new Set(both).size}), run 3 restarted at the oldest`,
     );
+  });
+
+  it('starts at the oldest row when asked to restart, or when the saved position is unreadable', async () => {
+    // Prepare: a saved position after the first 50 rows
+    const { cursor } = await ledger.listAttention('unknown', { limit: PAGES_PER_RUN * PAGE_SIZE });
+    await runCursor.save(cursor, Date.now());
+    // Act
+    const restarted = await scheduledRun({ restart: true });
+    await runCursor.save('not-a-cursor-this-ledger-wrote', Date.now());
+    const unreadable = await scheduledRun();
+    // Assess
+    expect(restarted.visited).toEqual(keys.slice(0, PAGES_PER_RUN * PAGE_SIZE));
+    expect(unreadable.visited).toEqual(keys.slice(0, PAGES_PER_RUN * PAGE_SIZE));
   });
 });
