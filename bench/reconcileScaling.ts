@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashKey } from '../lib/domain/keys.js';
+import { ATTENTION_SHARDS, attentionPartitionOf } from '../lib/ledger/attentionIndex.js';
 import { DynamoLedger } from '../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../lib/ledger/port.js';
 import { RestTransport } from '../lib/transports/RestTransport.js';
@@ -47,7 +48,7 @@ const rowsFor = (tableRows: number, unknownRows: number): DeliveryRecord[] => {
         version: 3,
         attempts: 1,
         transport: 'rest',
-        attn: 'unknown',
+        attn: attentionPartitionOf('unknown', pk, ATTENTION_SHARDS.default),
         attnAt: now + i,
         history: history({ s: 'unknown', at: now, by: 'dispatch:bench', why: 'ambiguous:bench' }),
       });

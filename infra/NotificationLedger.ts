@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { loadNamedQueries, type NamedQuery } from '../lib/archive/namedQueries.js';
 import { ENV } from '../lib/config.js';
 import { type PurposePolicy, PurposeRegistry } from '../lib/domain/purposes.js';
+import { ATTENTION_SHARDS } from '../lib/ledger/attentionIndex.js';
 import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
 import { Alarms, type AlarmThresholds } from './constructs/Alarms.js';
 import { AuditArchive } from './constructs/AuditArchive.js';
@@ -59,6 +60,11 @@ export interface NotificationLedgerProps {
   providerSecret?: secretsmanager.ISecret;
   /** REST transport base URL (no credentials in it; those live in `providerSecret`). */
   restBaseUrl?: string;
+  /**
+   * How long the REST provider remembers an Idempotency-Key, in seconds (120..2592000), as the provider
+   * documents it. The dispatcher and the reconciler measure the replay window against it. Default 86400.
+   */
+  restKeyRetentionSeconds?: number;
   /** Purpose policies added to (or overriding) the built-ins; validated at synth, passed as JSON. */
   purposes?: PurposePolicy[];
   /** Object Lock COMPLIANCE default retention for archived transitions. Default 365 days. */
@@ -79,6 +85,12 @@ export interface NotificationLedgerProps {
   };
   /** Ledger claim lease in seconds (5..900). Default 90. */
   leaseSeconds?: number;
+  /**
+   * Shards of the attention index's partition key (1..64), so that a provider outage parking thousands
+   * of rows in one state spreads them over that many GSI partitions. Set on every function that reads or
+   * writes the ledger; may grow between deployments, never shrink. Default 4.
+   */
+  attentionShards?: number;
   /** Where intents' attachments are read from: the dispatcher gets s3:GetObject under this prefix only. */
   attachments?: { bucket: s3.IBucket; prefix?: string };
   /** Deliveries of an intent before the intake queue parks it on the DLQ (≥ 5). Default 5. */
@@ -182,6 +194,8 @@ export class NotificationLedger extends Construct {
         .setEnv(ENV.emailFrom, props.email.fromAddress)
         .setEnv(ENV.purposes, purposesJson);
       if (props.restBaseUrl) fn.setEnv(ENV.restBaseUrl, props.restBaseUrl);
+      if (props.restKeyRetentionSeconds !== undefined)
+        fn.setEnv(ENV.restKeyRetentionSeconds, String(props.restKeyRetentionSeconds));
       // Twilio's sender is not an AWS identity; the adapter reads it from the same setting.
       if (props.sms.transport === 'twilio' && props.sms.senderId)
         fn.setEnv(ENV.smsOriginationIdentity, props.sms.senderId);
@@ -247,6 +261,11 @@ export class NotificationLedger extends Construct {
           String(DISPATCHER_TIMEOUT.toSeconds() * INTAKE_QUEUE.visibilityTimeoutMultiplier),
         ),
     );
+
+    // Every function that reads or writes the attention index uses the same shard count.
+    const attentionShards = String(props.attentionShards ?? ATTENTION_SHARDS.default);
+    for (const fn of [dispatch, this.reconciler.function, this.evidence.function])
+      fn.setEnv(ENV.attentionShards, attentionShards);
 
     // --- archive ----------------------------------------------------------------------------------------
     this.archive = new AuditArchive(this, 'Archive', {
@@ -319,6 +338,13 @@ const validate = (props: NotificationLedgerProps): void => {
   if ((restLike.has(props.email.transport) || restLike.has(props.sms.transport)) && !props.restBaseUrl) {
     problems.push('restBaseUrl is required with the rest and simulator transports');
   }
+  const keyRetention = props.restKeyRetentionSeconds;
+  if (
+    keyRetention !== undefined &&
+    (!Number.isInteger(keyRetention) || keyRetention < 120 || keyRetention > 30 * 86_400)
+  ) {
+    problems.push('restKeyRetentionSeconds must be an integer between 120 and 2592000 (30 days)');
+  }
   const maxConcurrency = props.concurrency?.dispatcherMaxConcurrency;
   if (maxConcurrency !== undefined && (maxConcurrency < 2 || maxConcurrency > 1000)) {
     problems.push('concurrency.dispatcherMaxConcurrency must be between 2 and 1000');
@@ -326,6 +352,10 @@ const validate = (props: NotificationLedgerProps): void => {
   const recordConcurrency = props.concurrency?.recordConcurrency;
   if (recordConcurrency !== undefined && (recordConcurrency < 1 || recordConcurrency > 50)) {
     problems.push('concurrency.recordConcurrency must be between 1 and 50');
+  }
+  const shards = props.attentionShards;
+  if (shards !== undefined && (!Number.isInteger(shards) || shards < 1 || shards > ATTENTION_SHARDS.max)) {
+    problems.push(`attentionShards must be an integer between 1 and ${ATTENTION_SHARDS.max}`);
   }
   if (props.leaseSeconds !== undefined && (props.leaseSeconds < 5 || props.leaseSeconds > 900)) {
     problems.push('leaseSeconds must be between 5 and 900');

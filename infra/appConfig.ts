@@ -17,6 +17,7 @@ export const CONTEXT = {
   sms: 'sendproof:sms',
   providerSecretArn: 'sendproof:providerSecretArn',
   restBaseUrl: 'sendproof:restBaseUrl',
+  restKeyRetentionSeconds: 'sendproof:restKeyRetentionSeconds',
   purposes: 'sendproof:purposes',
   archiveRetentionDays: 'sendproof:archiveRetentionDays',
   alarmTopicArn: 'sendproof:alarmTopicArn',
@@ -25,6 +26,7 @@ export const CONTEXT = {
   dispatcherMaxConcurrency: 'sendproof:dispatcherMaxConcurrency',
   recordConcurrency: 'sendproof:recordConcurrency',
   leaseSeconds: 'sendproof:leaseSeconds',
+  attentionShards: 'sendproof:attentionShards',
   attachmentsBucket: 'sendproof:attachmentsBucket',
   attachmentsPrefix: 'sendproof:attachmentsPrefix',
 } as const;
@@ -70,6 +72,7 @@ const ContextSchema = z.object({
   ).default({ transport: 'simulator' }),
   providerSecretArn: z.string().startsWith('arn:').optional(),
   restBaseUrl: z.url().optional(),
+  restKeyRetentionSeconds: z.coerce.number().int().optional(),
   purposes: jsonish(z.array(PurposePolicySchema)).optional(),
   archiveRetentionDays: z.coerce.number().int().min(1).optional(),
   alarmTopicArn: z.string().startsWith('arn:').optional(),
@@ -78,6 +81,7 @@ const ContextSchema = z.object({
   dispatcherMaxConcurrency: z.coerce.number().int().optional(),
   recordConcurrency: z.coerce.number().int().optional(),
   leaseSeconds: z.coerce.number().int().optional(),
+  attentionShards: z.coerce.number().int().optional(),
   attachmentsBucket: z.string().optional(),
   attachmentsPrefix: z.string().optional(),
 });
@@ -115,6 +119,7 @@ export const appConfigFromContext = (read: (key: string) => unknown): AppConfig 
         ? secretsmanager.Secret.fromSecretCompleteArn(scope, 'ProviderSecret', c.providerSecretArn)
         : undefined,
       restBaseUrl: c.restBaseUrl,
+      restKeyRetentionSeconds: c.restKeyRetentionSeconds,
       purposes: c.purposes,
       archiveRetentionDays: c.archiveRetentionDays,
       alarmTopic: c.alarmTopicArn ? sns.Topic.fromTopicArn(scope, 'AlarmTopic', c.alarmTopicArn) : undefined,
@@ -127,6 +132,7 @@ export const appConfigFromContext = (read: (key: string) => unknown): AppConfig 
         recordConcurrency: c.recordConcurrency,
       },
       leaseSeconds: c.leaseSeconds,
+      attentionShards: c.attentionShards,
       attachments: c.attachmentsBucket
         ? {
             bucket: s3.Bucket.fromBucketName(scope, 'AttachmentsBucket', c.attachmentsBucket),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigurationError } from './domain/errors.js';
+import { ATTENTION_SHARDS } from './ledger/attentionIndex.js';
 
 /**
  * Every setting Sendproof reads from the environment, parsed once. Nothing else reads process.env.
@@ -21,6 +22,7 @@ export const ENV = {
   smsOriginationIdentity: 'SENDPROOF_SMS_ORIGINATION_IDENTITY',
   smsConfigurationSet: 'SENDPROOF_SMS_CONFIGURATION_SET',
   restBaseUrl: 'SENDPROOF_REST_BASE_URL',
+  restKeyRetentionSeconds: 'SENDPROOF_REST_KEY_RETENTION_SECONDS',
   providerSecretArn: 'SENDPROOF_PROVIDER_SECRET_ARN',
   sealKeyArn: 'SENDPROOF_SEAL_KEY_ARN',
   sealLocalKey: 'SENDPROOF_SEAL_LOCAL_KEY',
@@ -29,6 +31,7 @@ export const ENV = {
   purposes: 'SENDPROOF_PURPOSES',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
   leaseSeconds: 'SENDPROOF_LEASE_SECONDS',
+  attentionShards: 'SENDPROOF_ATTENTION_SHARDS',
   recordConcurrency: 'SENDPROOF_RECORD_CONCURRENCY',
   endpointDynamoDb: 'SENDPROOF_ENDPOINT_DYNAMODB',
   endpointSqs: 'SENDPROOF_ENDPOINT_SQS',
@@ -57,6 +60,18 @@ export const ConfigSchema = z.object({
   smsOriginationIdentity: z.string().optional(),
   smsConfigurationSet: z.string().optional(),
   restBaseUrl: optionalUrl,
+  /**
+   * How long the REST provider (and the simulator) remembers an Idempotency-Key. The replay window is
+   * measured against it, so it must be the provider's documented figure, never a guess: too long would
+   * replay after the provider forgot the key, which is a second send. At least 2 minutes (the replay
+   * margin is one), at most 30 days. Default 24 h.
+   */
+  restKeyRetentionSeconds: z.coerce
+    .number()
+    .int()
+    .min(120)
+    .max(30 * 86_400)
+    .default(86_400),
   providerSecretArn: z.string().startsWith('arn:').optional(),
   /** KMS key that seals parked intents (AWS Encryption SDK). */
   sealKeyArn: z.string().startsWith('arn:').optional(),
@@ -86,6 +101,11 @@ export const ConfigSchema = z.object({
   templatesDir: z.string().optional(),
   leaseSeconds: z.coerce.number().int().min(5).max(900).default(90),
   recordConcurrency: z.coerce.number().int().min(1).max(50).default(5),
+  /**
+   * Shards of the attention index's partition key (lib/ledger/attentionIndex.ts). Every function and the
+   * CLI must use the same figure for one table; it may grow, never shrink.
+   */
+  attentionShards: z.coerce.number().int().min(1).max(ATTENTION_SHARDS.max).default(ATTENTION_SHARDS.default),
   endpointDynamoDb: optionalUrl,
   endpointSqs: optionalUrl,
   endpointS3: optionalUrl,

@@ -15,7 +15,9 @@ export const documentClientFor = (config: Config): DynamoDBDocumentClient =>
   });
 
 export const ledgerFor = (config: Config, documentClient = documentClientFor(config)): DynamoLedger =>
-  new DynamoLedger(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable);
+  new DynamoLedger(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable, {
+    attentionShards: config.attentionShards,
+  });
 
 export const purposesFor = (config: Config): PurposeRegistry =>
   PurposeRegistry.withOverrides(config.purposes);

@@ -4,22 +4,30 @@ import type { Context } from 'aws-lambda';
 import { sqsClient } from '../../lib/aws/clients.js';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
-import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconciler.js';
+import { DynamoRunCursor } from '../../lib/reconcile/RunCursor.js';
 import { SqsIntentPublisher } from '../../lib/reconcile/SqsIntentPublisher.js';
 import { Sweeper } from '../../lib/reconcile/Sweeper.js';
 import { transportsFor } from '../../lib/transports/configured.js';
-import { ledgerFor, purposesFor } from '../../lib/wiring.js';
+import { documentClientFor, ledgerFor, purposesFor } from '../../lib/wiring.js';
 import { powertoolsSink } from './metricsSink.js';
 
 /**
  * Reconcile Lambda, one page per invocation; the Step Functions loop (infra/constructs/ReconcilerWorkflow)
  * passes the cursor back in until `hasMore` is false. Only wiring lives here: lib/reconcile is the logic.
+ *
+ * Across runs: every page saves its cursor in the ledger item `reconcile#cursor` (lib/reconcile/RunCursor),
+ * and the first page of a run (no cursor in the input) starts where the last run stopped, so rows beyond
+ * one run's page budget are reached by the next run instead of being starved. `{ restart: true }` starts
+ * from the oldest row regardless.
  */
 const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.reconcile);
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
-const ledger = ledgerFor(config);
+const documentClient = documentClientFor(config);
+const ledger = ledgerFor(config, documentClient);
+const runCursor = new DynamoRunCursor(documentClient, config.ledgerTable);
 // Lookups call the provider, so they need its credentials (cached by Powertools for five minutes).
 const transports = transportsFor(config);
 const purposes = purposesFor(config);
@@ -31,7 +39,7 @@ const publisher = new SqsIntentPublisher(
 const graceMs = (config.parkGraceSeconds ?? 360) * 1000;
 
 export const handler = async (
-  event: { cursor?: string } | null | undefined,
+  event: { cursor?: string; restart?: boolean } | null | undefined,
   context: Context,
 ): Promise<ReconcilePageResult> => {
   logger.addContext(context);
@@ -46,9 +54,12 @@ export const handler = async (
     metrics: powertoolsSink(metrics),
   });
   try {
-    const cursor = typeof event?.cursor === 'string' && event.cursor ? event.cursor : undefined;
-    // Once per run (the first page): the sweep over sealed notifications, then the census.
-    if (!cursor) {
+    const passed = typeof event?.cursor === 'string' && event.cursor ? event.cursor : undefined;
+    const firstOfRun = passed === undefined;
+    const resumed = firstOfRun && event?.restart !== true ? await runCursor.load(Date.now()) : undefined;
+    // Once per run (the first page): the sweep over sealed notifications, then how many rows wait for
+    // the reconciler and for a human.
+    if (firstOfRun) {
       const sweep = await new Sweeper({
         ledger,
         transports,
@@ -63,7 +74,11 @@ export const handler = async (
       logger.info('sweep done', { ...sweep });
       await reconciler.census();
     }
-    const page = await reconciler.reconcilePage(cursor);
+    // A resumed first page does not start at the oldest row, so the age gauge is read here instead.
+    if (resumed) await oldestUnknownGauge(metrics);
+    const page = await reconcilePageFrom(reconciler, passed ?? resumed, resumed !== undefined);
+    await runCursor.save(page.cursor, Date.now());
+    if (resumed) logger.info('reconcile run resumed where the last one stopped');
     logger.info('reconcile page done', {
       processed: page.processed,
       resolved: page.resolved,
@@ -82,4 +97,24 @@ export const handler = async (
   } finally {
     metrics.publishStoredMetrics();
   }
+};
+
+/** A saved cursor the ledger can no longer read (e.g. written by an older release) restarts the cycle. */
+const reconcilePageFrom = async (reconciler: Reconciler, cursor: string | undefined, saved: boolean) => {
+  try {
+    return await reconciler.reconcilePage(cursor);
+  } catch (error) {
+    if (!saved || !(error instanceof RangeError)) throw error;
+    logger.warn('saved reconcile cursor unreadable; starting from the oldest row');
+    return reconciler.reconcilePage();
+  }
+};
+
+const oldestUnknownGauge = async (sink: Metrics): Promise<void> => {
+  const [oldest] = (await ledger.listAttention('unknown', { limit: 1 })).items;
+  const since = oldest?.attnAt ?? oldest?.updatedAt;
+  powertoolsSink(sink).gauge?.(
+    METRIC.oldestUnknownAgeSeconds,
+    since === undefined ? 0 : Math.max(0, Math.floor((Date.now() - since) / 1000)),
+  );
 };

@@ -40,7 +40,7 @@ export class IntakeQueue extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(props.dispatcherTimeout.toSeconds() * VISIBILITY_FACTOR),
-      retentionPeriod: Duration.days(4),
+      retentionPeriod: Duration.days(INTAKE_QUEUE.intakeRetentionDays),
       deadLetterQueue: { queue: this.dlq, maxReceiveCount },
     });
     acknowledge(this.dlq, 'AwsSolutions-SQS3', 'This queue is the dead-letter queue of the intake queue.');

@@ -32,9 +32,11 @@ export const RECONCILE_RETRY_ERRORS = [
  *                 │                ├─ loop ≥ maxPagesPerRun - 1 ─▶ ContinuesNextSchedule ─▶ Paused
  *                 └── NextPage ◀───┘ (otherwise: pass the cursor, loop + 1)
  *
- * The reconcile function's contract: input `{ cursor? }`, output `{ processed, resolved, quarantined,
- * cursor?, hasMore }`. The bound keeps one execution short; the next scheduled run picks up where the
- * attention index still has rows.
+ * The reconcile function's contract: input `{ cursor?, restart? }`, output `{ processed, resolved,
+ * quarantined, cursor?, hasMore }`. The bound keeps one execution short. Scheduler inputs are static, so
+ * the position crosses runs through the ledger: the function saves every page's cursor in the item
+ * `reconcile#cursor`, and the first page of the next run (input `{}`) resumes from it; a run that reads
+ * to the end clears it, so the following run starts again at the oldest row (lib/reconcile/RunCursor.ts).
  */
 export class ReconcilerWorkflow extends Construct {
   readonly function: SendproofFunction;
@@ -84,7 +86,11 @@ export class ReconcilerWorkflow extends Construct {
         'pages.$': 'States.MathAdd($.loop, 1)',
         'cursor.$': '$.page.cursor',
       },
-    }).next(new sfn.Succeed(this, 'Paused', { comment: 'Page budget spent; the next schedule resumes.' }));
+    }).next(
+      new sfn.Succeed(this, 'Paused', {
+        comment: 'Page budget spent; the next schedule resumes from the cursor saved in reconcile#cursor.',
+      }),
+    );
 
     const definition = begin.next(reconcilePage).next(
       new sfn.Choice(this, 'MorePages?')

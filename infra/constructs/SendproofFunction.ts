@@ -195,7 +195,7 @@ export class SendproofFunction extends Construct {
    */
   bindIntakeQueue(queue: sqs.IQueue, access: 'send' | 'visibility'): this {
     this.fn.addEnvironment(ENV.queueUrl, queue.queueUrl);
-    if (access === 'send') queue.grantSendMessages(this.role);
+    if (access === 'send') queue.grant(this.role, 'sqs:SendMessage');
     else queue.grant(this.role, 'sqs:ChangeMessageVisibility');
     return this;
   }

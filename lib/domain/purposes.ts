@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FINAL_ROW_RETENTION_FLOOR_DAYS, INTAKE_QUEUE } from '../queueDefinition.js';
 import { ConfigurationError } from './errors.js';
 
 export const ChannelSchema = z.enum(['email', 'sms']);
@@ -26,8 +27,18 @@ export const PurposePolicySchema = z.strictObject({
   defaultDelivery: z.enum(['all', 'fallback']),
   /** `email-only`: attachments ride on email and are dropped from SMS; `forbidden`: an intent with one is invalid. */
   attachments: z.enum(['forbidden', 'email-only', 'required-on-email']),
-  /** Days a ledger row is kept after it becomes terminal (the archive keeps the history longer). */
-  retentionDays: z.number().int().min(1).max(3650),
+  /**
+   * Days a ledger row is kept after it becomes terminal (the archive keeps the history longer). Never
+   * shorter than the queues' horizon (FINAL_ROW_RETENTION_FLOOR_DAYS): a redriven copy of the intent that
+   * arrives after the row's TTL would find no row, claim again and resend.
+   */
+  retentionDays: z
+    .number()
+    .int()
+    .min(FINAL_ROW_RETENTION_FLOOR_DAYS, {
+      message: `must be at least ${FINAL_ROW_RETENTION_FLOOR_DAYS} days (the intake DLQ keeps a message ${INTAKE_QUEUE.retentionDays} days, and a redriven one can still be received for ${INTAKE_QUEUE.intakeRetentionDays} more); a shorter retention lets a redrive after the row's TTL claim again and resend`,
+    })
+    .max(3650),
 });
 export type PurposePolicy = z.infer<typeof PurposePolicySchema>;
 
@@ -76,8 +87,12 @@ export class PurposeRegistry {
   static withOverrides(extra: readonly unknown[]): PurposeRegistry {
     const parsed = extra.map((p, i) => {
       const result = PurposePolicySchema.safeParse(p);
-      if (!result.success)
-        throw new ConfigurationError(`purpose policy #${i} is invalid: ${result.error.message}`);
+      if (!result.success) {
+        const problems = result.error.issues.map(
+          (issue) => `${issue.path.join('.') || '(policy)'}: ${issue.message}`,
+        );
+        throw new ConfigurationError(`purpose policy #${i} is invalid: ${problems.join('; ')}`);
+      }
       return result.data;
     });
     const merged = new Map(BUILT_IN_PURPOSES.map((p) => [p.purpose, p]));

@@ -12,6 +12,14 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { TransitionRefusedError } from '../domain/errors.js';
 import type { Channel } from '../domain/purposes.js';
 import { ATTENTION_STATES, canTransition, type DeliveryState, INITIAL_STATES } from '../domain/states.js';
+import {
+  ATTENTION_SHARDS,
+  attentionPartitionOf,
+  attentionPartitions,
+  type PartitionQuery,
+  readMergedPage,
+  validateShards,
+} from './attentionIndex.js';
 import type {
   AttentionPage,
   ClaimResult,
@@ -42,14 +50,6 @@ const units = (capacity: ConsumedCapacity | undefined): number => capacity?.Capa
 const oldItemOf = (error: ConditionalCheckFailedException): Record<string, unknown> | undefined =>
   error.Item ? (unmarshall(error.Item) as Record<string, unknown>) : undefined;
 
-const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
-  key ? Buffer.from(JSON.stringify(key)).toString('base64url') : undefined;
-
-const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined =>
-  cursor
-    ? (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>)
-    : undefined;
-
 /**
  * The ledger on DynamoDB. Every write is conditional:
  * - claim: `attribute_not_exists(pk)` — the unique constraint that picks one owner;
@@ -59,10 +59,16 @@ const decodeCursor = (cursor: string | undefined): Record<string, unknown> | und
  * touches no index: the attention index is written only when a row leaves the happy path.
  */
 export class DynamoLedger implements Ledger {
+  /** Attention-index shards (lib/ledger/attentionIndex.ts); every reader and writer of a table must agree. */
+  private readonly attentionShards: number;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+    options: { attentionShards?: number } = {},
+  ) {
+    this.attentionShards = validateShards(options.attentionShards ?? ATTENTION_SHARDS.default);
+  }
 
   async claim(record: DeliveryRecord): Promise<ClaimResult> {
     const first = record.history[0];
@@ -146,8 +152,9 @@ export class DynamoLedger implements Ledger {
       names['#attnAt'] = 'attnAt';
     }
     if (entersAttention) {
+      values[':attn'] = attentionPartitionOf(to, pk, this.attentionShards);
       values[':attnAt'] = to === 'retry_wait' && request.set?.nextAttemptAt ? request.set.nextAttemptAt : now;
-      sets.push('#attn = :to', '#attnAt = :attnAt');
+      sets.push('#attn = :attn', '#attnAt = :attnAt');
     } else if (ATTENTION_STATES.includes(from)) {
       removes.push('#attn', '#attnAt');
     }
@@ -217,61 +224,81 @@ export class DynamoLedger implements Ledger {
     return out.Item as DeliveryRecord | undefined;
   }
 
+  /** Every shard of the state, merged oldest first; the cursor is composite (lib/ledger/attentionIndex.ts). */
   async listAttention(
     state: DeliveryState,
     options: { limit?: number; cursor?: string } = {},
   ): Promise<AttentionPage> {
-    const startKey = decodeCursor(options.cursor);
+    const page = await readMergedPage(
+      attentionPartitions(state, this.attentionShards),
+      this.queryAttentionPartition,
+      options.limit ?? 25,
+      options.cursor,
+    );
+    return {
+      items: page.items as unknown as DeliveryRecord[],
+      ...(page.cursor ? { cursor: page.cursor } : {}),
+      consumedReadUnits: page.readUnits,
+    };
+  }
+
+  private readonly queryAttentionPartition: PartitionQuery = async (partition, startKey, limit) => {
     const out = await this.client.send(
       new QueryCommand({
         TableName: this.tableName,
         IndexName: LEDGER_TABLE.attentionIndex.name,
-        KeyConditionExpression: '#attn = :state',
+        KeyConditionExpression: '#attn = :partition',
         ExpressionAttributeNames: { '#attn': LEDGER_TABLE.attentionIndex.partitionKey },
-        ExpressionAttributeValues: { ':state': state },
+        ExpressionAttributeValues: { ':partition': partition },
         ScanIndexForward: true,
-        Limit: options.limit ?? 25,
+        Limit: limit,
         ReturnConsumedCapacity: 'TOTAL',
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       }),
     );
-    const cursor = encodeCursor(out.LastEvaluatedKey);
     return {
-      items: (out.Items ?? []) as DeliveryRecord[],
-      ...(cursor ? { cursor } : {}),
-      consumedReadUnits: units(out.ConsumedCapacity),
+      items: (out.Items ?? []) as Array<Record<string, unknown> & { pk: string }>,
+      ...(out.LastEvaluatedKey ? { lastKey: out.LastEvaluatedKey } : {}),
+      readUnits: units(out.ConsumedCapacity),
     };
-  }
+  };
 
   async findWaitingByIdempotencyKey(
     idempotencyKey: string,
     states: readonly DeliveryState[] = ['unknown', 'quarantined'],
   ): Promise<{ record?: DeliveryRecord; consumedReadUnits: number }> {
     let consumedReadUnits = 0;
-    for (const state of states) {
+    // Every shard of each state (in parallel); the row is in at most one of them.
+    const search = async (partition: string): Promise<DeliveryRecord | undefined> => {
       let startKey: Record<string, unknown> | undefined;
       do {
         const out = await this.client.send(
           new QueryCommand({
             TableName: this.tableName,
             IndexName: LEDGER_TABLE.attentionIndex.name,
-            KeyConditionExpression: '#attn = :state',
+            KeyConditionExpression: '#attn = :partition',
             FilterExpression: '#key = :key',
             ExpressionAttributeNames: {
               '#attn': LEDGER_TABLE.attentionIndex.partitionKey,
               '#key': 'idempotencyKey',
             },
-            ExpressionAttributeValues: { ':state': state, ':key': idempotencyKey },
+            ExpressionAttributeValues: { ':partition': partition, ':key': idempotencyKey },
             ReturnConsumedCapacity: 'TOTAL',
             ...(startKey ? { ExclusiveStartKey: startKey } : {}),
           }),
         );
         consumedReadUnits += units(out.ConsumedCapacity);
         const hit = out.Items?.[0] as DeliveryRecord | undefined;
-        // The index is eventually consistent: re-read the row itself before anyone acts on it.
-        if (hit) return { record: (await this.get(hit.pk)) ?? hit, consumedReadUnits };
+        if (hit) return hit;
         startKey = out.LastEvaluatedKey;
       } while (startKey);
+      return undefined;
+    };
+    for (const state of states) {
+      const hits = await Promise.all(attentionPartitions(state, this.attentionShards).map(search));
+      const hit = hits.find((h) => h !== undefined);
+      // The index is eventually consistent: re-read the row itself before anyone acts on it.
+      if (hit) return { record: (await this.get(hit.pk)) ?? hit, consumedReadUnits };
     }
     return { consumedReadUnits };
   }
@@ -301,7 +328,7 @@ export class DynamoLedger implements Ledger {
       pk: `${SEAL_PREFIX}${seal.logicalKey}`,
       kind: 'seal',
       resumes: 0,
-      attn: PARKED,
+      attn: attentionPartitionOf(PARKED, `${SEAL_PREFIX}${seal.logicalKey}`, this.attentionShards),
       attnAt: seal.dueAt,
     };
     try {
@@ -339,7 +366,7 @@ export class DynamoLedger implements Ledger {
             ...(resumed ? { '#resumes': 'resumes' } : {}),
           },
           ExpressionAttributeValues: {
-            ':parked': PARKED,
+            ':parked': attentionPartitionOf(PARKED, `${SEAL_PREFIX}${logicalKey}`, this.attentionShards),
             ':due': dueAt,
             ':reason': reason,
             ...(resumed ? { ':one': 1 } : {}),
@@ -377,24 +404,38 @@ export class DynamoLedger implements Ledger {
     now: number,
     options: { limit?: number; cursor?: string } = {},
   ): Promise<{ items: SealedIntent[]; cursor?: string }> {
-    const startKey = decodeCursor(options.cursor);
-    const out = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: LEDGER_TABLE.attentionIndex.name,
-        KeyConditionExpression: '#attn = :parked AND #attnAt <= :now',
-        ExpressionAttributeNames: {
-          '#attn': LEDGER_TABLE.attentionIndex.partitionKey,
-          '#attnAt': LEDGER_TABLE.attentionIndex.sortKey,
-        },
-        ExpressionAttributeValues: { ':parked': PARKED, ':now': now },
-        ScanIndexForward: true,
-        Limit: options.limit ?? 25,
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }),
+    // Sharded like the attention states (10k parked retries in an outage must not make one hot
+    // partition), and bounded by the due time in the key condition: only due seals are read.
+    const dueBy: PartitionQuery = async (partition, startKey, limit) => {
+      const out = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: LEDGER_TABLE.attentionIndex.name,
+          KeyConditionExpression: '#attn = :partition AND #attnAt <= :now',
+          ExpressionAttributeNames: {
+            '#attn': LEDGER_TABLE.attentionIndex.partitionKey,
+            '#attnAt': LEDGER_TABLE.attentionIndex.sortKey,
+          },
+          ExpressionAttributeValues: { ':partition': partition, ':now': now },
+          ScanIndexForward: true,
+          Limit: limit,
+          ReturnConsumedCapacity: 'TOTAL',
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      return {
+        items: (out.Items ?? []) as Array<Record<string, unknown> & { pk: string }>,
+        ...(out.LastEvaluatedKey ? { lastKey: out.LastEvaluatedKey } : {}),
+        readUnits: units(out.ConsumedCapacity),
+      };
+    };
+    const page = await readMergedPage(
+      attentionPartitions(PARKED, this.attentionShards),
+      dueBy,
+      options.limit ?? 25,
+      options.cursor,
     );
-    const cursor = encodeCursor(out.LastEvaluatedKey);
-    return { items: (out.Items ?? []).map(sealOf), ...(cursor ? { cursor } : {}) };
+    return { items: page.items.map(sealOf), ...(page.cursor ? { cursor: page.cursor } : {}) };
   }
 
   async openFlow(logicalKey: string, order: Channel[]): Promise<FallbackFlow> {

@@ -132,6 +132,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         QueueName: 'sendproof-intake',
         Attributes: {
           VisibilityTimeout: String(LOCAL_TIMING.visibilityTimeoutSeconds),
+          MessageRetentionPeriod: String(INTAKE_QUEUE.intakeRetentionDays * 86_400),
           RedrivePolicy: JSON.stringify({
             deadLetterTargetArn: dlqArn,
             maxReceiveCount: INTAKE_QUEUE.maxReceiveCount,

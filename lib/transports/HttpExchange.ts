@@ -86,7 +86,8 @@ export const exchange = (spec: ExchangeRequest): Promise<ExchangeOutcome> =>
         sendTimer = setTimeout(() => fail('ESENDTIMEOUT'), spec.sendTimeoutMs ?? 10_000);
       };
       if (socket.connecting) socket.once(secure ? 'secureConnect' : 'connect', connected);
-      else connected();
+      // A socket that failed before it connected is not connected: its error reports the connect stage.
+      else if (!socket.destroyed) connected();
     });
     req.on('finish', () => {
       // The response may already have settled the exchange (a server that answers early).

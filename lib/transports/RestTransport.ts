@@ -8,7 +8,10 @@ import { errorToken, readJson, resolveCredentials } from './wire.js';
 export interface RestTransportOptions {
   baseUrl: string;
   channel: Channel;
-  /** How long the provider remembers an Idempotency-Key. Default 86400 (the simulator's default). */
+  /**
+   * How long the provider remembers an Idempotency-Key (config: SENDPROOF_REST_KEY_RETENTION_SECONDS);
+   * the replay window is measured against it. Default 86400 (the simulator's default).
+   */
   keyRetentionSeconds?: number;
   /** Optional bearer token (fetched from Secrets Manager by the caller); an empty string sends none. */
   apiKey?: () => Promise<string>;

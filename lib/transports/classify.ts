@@ -9,7 +9,10 @@ import type { SendResult } from './port.js';
  * | What happened                                         | Kind       |
  * |-------------------------------------------------------|------------|
  * | DNS failure, connection refused, connect timeout      | retryable  |
+ * | (any code, EHOSTUNREACH… included, before a byte left)|            |
  * | connection dropped before the request was fully sent  | retryable  |
+ * | any network error after the request was written,      | ambiguous  |
+ * | EHOSTUNREACH / ENETUNREACH / ECONNREFUSED included    |            |
  * | 429 (throttled; Retry-After honoured)                 | retryable  |
  * | 408 (the server gave up waiting for our request)      | retryable  |
  * | other 4xx (invalid destination, validation, auth)     | rejected   |
@@ -18,14 +21,13 @@ import type { SendResult } from './port.js';
  * | 2xx without a usable message id                       | ambiguous  |
  */
 
-/** Network error codes that can only happen before a request reaches the provider. */
-export const NEVER_LEFT_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
+/**
+ * Codes that can only arise before a connection exists (name resolution, TLS verification during the
+ * handshake, our own connect timeout): whoever reports them, no byte of the request was written.
+ */
+const PRE_CONNECTION_CODES: ReadonlySet<string> = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-  'EADDRNOTAVAIL',
   'ECONNECTTIMEOUT',
   'CERT_HAS_EXPIRED',
   'DEPTH_ZERO_SELF_SIGNED_CERT',
@@ -33,12 +35,31 @@ export const NEVER_LEFT_CODES: ReadonlySet<string> = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-/** A failure reported by HttpExchange: before the last byte left it is safe to retry, after it is not. */
+/**
+ * Network error codes that mean "never left" when connect() (or the lookup before it) reports them. The
+ * route codes are not proof on their own: the kernel reports EHOSTUNREACH / ENETUNREACH on an established
+ * connection too (an ICMP error recorded while it retransmits our request), and by then the provider may
+ * have read and run the whole request. So they count only before the request was written.
+ */
+export const NEVER_LEFT_CODES: ReadonlySet<string> = new Set([
+  ...PRE_CONNECTION_CODES,
+  'ECONNREFUSED',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'EADDRNOTAVAIL',
+]);
+
+/** The system calls whose failures happen before a request's first byte is written. */
+const PRE_WRITE_SYSCALLS: ReadonlySet<string> = new Set(['connect', 'getaddrinfo']);
+
+/**
+ * A failure reported by HttpExchange, which tracks how far the request got (socket connected, last byte
+ * handed to the kernel): before that it is safe to retry, after it is not, whatever the error code.
+ */
 export const classifyExchangeFailure = (
   failure: Extract<ExchangeOutcome, { kind: 'failure' }>,
 ): SendResult => {
-  if (failure.stage === 'connect' || NEVER_LEFT_CODES.has(failure.code))
-    return { kind: 'retryable', reason: `request_never_left:${failure.code}` };
+  if (failure.stage === 'connect') return { kind: 'retryable', reason: `request_never_left:${failure.code}` };
   if (failure.stage === 'send')
     return { kind: 'retryable', reason: `request_not_fully_sent:${failure.code}` };
   if (failure.code === 'ERESPONSETIMEOUT')
@@ -91,6 +112,8 @@ export type AwsErrorTable = Readonly<Record<string, SendResult['kind']>>;
 interface AwsSdkErrorShape {
   name?: string;
   code?: string;
+  /** Node's system-call name on network errors: `connect`, `getaddrinfo`, `read`, `write`. */
+  syscall?: string;
   message?: string;
   Reason?: string;
   $metadata?: { httpStatusCode?: number };
@@ -100,7 +123,9 @@ interface AwsSdkErrorShape {
 /**
  * An error thrown by an AWS SDK v3 client (clients are built with maxAttempts 1, so this is one attempt).
  * With an HTTP status the service answered; without one the failure is at the network level, where only
- * the codes in NEVER_LEFT_CODES prove the request did not reach AWS.
+ * a code in NEVER_LEFT_CODES raised before the request was written (by connect() or the DNS lookup, as the
+ * error's `syscall` says; or a TLS verification failure) proves the request did not reach AWS. The same
+ * code raised on a read or a write of the established connection is ambiguous.
  */
 export const classifyAwsError = (error: unknown, table: AwsErrorTable, nowMs: number): SendResult => {
   const e = (error ?? {}) as AwsSdkErrorShape;
@@ -123,6 +148,9 @@ export const classifyAwsError = (error: unknown, table: AwsErrorTable, nowMs: nu
   }
   if (name === 'AbortError') return { kind: 'ambiguous', reason: 'provider_timeout_after_send' };
   const code = e.code ?? name;
-  if (NEVER_LEFT_CODES.has(code)) return { kind: 'retryable', reason: `request_never_left:${code}` };
+  const beforeWrite =
+    PRE_CONNECTION_CODES.has(code) || (e.syscall !== undefined && PRE_WRITE_SYSCALLS.has(e.syscall));
+  if (NEVER_LEFT_CODES.has(code) && beforeWrite)
+    return { kind: 'retryable', reason: `request_never_left:${code}` };
   return { kind: 'ambiguous', reason: `connection_lost_after_send:${code}` };
 };

@@ -91,6 +91,7 @@ export const createTransports = (
       ...common,
       channel,
       baseUrl: restBase(config, kind),
+      keyRetentionSeconds: config.restKeyRetentionSeconds,
       ...(kind === 'rest' ? restApiKey(deps) : {}),
     });
   const email = ((): Transport => {

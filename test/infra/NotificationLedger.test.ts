@@ -222,7 +222,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     }
   });
 
-  it('grants the dispatcher exactly its actions: ledger without Scan, suppression read, SES, SMS, secrets', () => {
+  it('grants the dispatcher exactly its actions: ledger without Scan, suppression read, SES, SMS, secrets, the seal key', () => {
     // Prepare
     const statements = roleStatements('dispatcher');
     // Assess
@@ -232,6 +232,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
         'dynamodb:PutItem',
         'dynamodb:Query',
         'dynamodb:UpdateItem',
+        // Sealing parked intents (AWS Encryption SDK data keys); nothing else may open them.
+        'kms:Decrypt',
+        'kms:GenerateDataKey',
         'logs:CreateLogStream',
         'logs:PutLogEvents',
         'secretsmanager:DescribeSecret',
@@ -294,11 +297,13 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     const own = (actions: string[]) =>
       actions.filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
     // Assess
+    // The sweep publishes resume notices to the intake queue, and nothing else there; no seal key.
     expect(own(reconciler)).toEqual([
       'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
+      'sqs:SendMessage',
     ]);
     // The evidence recorder also sends to its own DLQ: the on-failure destination of async invocations.
     expect(own(evidence)).toEqual([
@@ -441,7 +446,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     });
   });
 
-  it('alarms on DLQs, queue age, iterator age, oldest unknown, quarantined, reconcile failures, errors, throttles', () => {
+  it('alarms on DLQs, queue age, iterator age, oldest unknown, oldest non-terminal, stalled, quarantined, reconcile failures, errors, throttles', () => {
     // Prepare
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
     const byMetric = (name: string) => alarms.filter((a) => a.Properties.MetricName === name);
@@ -451,7 +456,12 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     const iterator = byMetric('IteratorAge');
     expect(iterator).toHaveLength(1);
     expect(iterator[0]?.Properties.Threshold).toBeLessThanOrEqual(6 * 3600 * 1000);
-    for (const name of [METRIC.oldestUnknownAgeSeconds, METRIC.quarantinedRows]) {
+    for (const name of [
+      METRIC.oldestUnknownAgeSeconds,
+      METRIC.quarantinedRows,
+      METRIC.oldestNonTerminalAgeSeconds,
+      METRIC.stalled,
+    ]) {
       const custom = byMetric(name);
       expect(custom).toHaveLength(1);
       expect(custom[0]?.Properties).toMatchObject({
@@ -465,7 +475,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(reconcile).toHaveLength(1);
     expect(byMetric('Errors')).toHaveLength(4);
     expect(byMetric('Throttles')).toHaveLength(4);
-    expect(alarms).toHaveLength(3 + 1 + 1 + 2 + 1 + 8);
+    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 8);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
     }

@@ -1,8 +1,12 @@
+import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
+import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsClient } from '../../../lib/aws/clients.js';
 import { ENV } from '../../../lib/config.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
+import { freePort } from '../../../lib/local/ports.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
@@ -40,8 +44,17 @@ const sqsEvent = (messageId: string, body: string): SQSEvent => ({
   ],
 });
 
+let queues: ReturnType<typeof buildApp>;
 beforeAll(async () => {
   sim = await startProviderSimulator();
+  // The intake queue (fauxqs on 127.0.0.1): the dispatcher moves visibility on it, the sweep publishes to it.
+  queues = buildApp({ logger: false });
+  const port = await freePort();
+  await queues.listen({ port, host: '127.0.0.1' });
+  const sqsEndpoint = `http://127.0.0.1:${port}`;
+  const queue = await sqsClient({ region: 'us-east-1', endpoint: sqsEndpoint }).send(
+    new CreateQueueCommand({ QueueName: 'entries-intake' }),
+  );
   const { raw, doc, endpoint } = localDynamo();
   const table = await createLedgerTable(raw, 'entries');
   ledger = new DynamoLedger(doc, table);
@@ -49,6 +62,8 @@ beforeAll(async () => {
     [ENV.ledgerTable]: table,
     [ENV.suppressionTable]: await createSuppressionTable(raw),
     [ENV.endpointDynamoDb]: endpoint,
+    [ENV.endpointSqs]: sqsEndpoint,
+    [ENV.queueUrl]: queue.QueueUrl!,
     [ENV.emailTransport]: 'simulator',
     [ENV.smsTransport]: 'simulator',
     [ENV.restBaseUrl]: sim.url,
@@ -62,6 +77,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await sim.stop();
+  await queues.close();
 });
 
 const unknownRow = async (eventId: string) => {

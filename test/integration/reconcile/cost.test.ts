@@ -2,6 +2,7 @@ import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { hashKey } from '../../../lib/domain/keys.js';
+import { ATTENTION_SHARDS, attentionPartitionOf } from '../../../lib/ledger/attentionIndex.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import {
@@ -55,7 +56,9 @@ const row = (i: number, state: 'accepted' | 'unknown', now: number): DeliveryRec
             n: 1,
           },
     ],
-    ...(state === 'unknown' ? { attn: 'unknown', attnAt: sentAt + 1000 } : { providerMessageId: `m${i}` }),
+    ...(state === 'unknown'
+      ? { attn: attentionPartitionOf('unknown', pk, ATTENTION_SHARDS.default), attnAt: sentAt + 1000 }
+      : { providerMessageId: `m${i}` }),
   };
 };
 

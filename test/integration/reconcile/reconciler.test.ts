@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/domain/clock.js';
+import { ATTENTION_SHARDS, attentionPartitions } from '../../../lib/ledger/attentionIndex.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { METRIC } from '../../../lib/observability.js';
 import {
@@ -197,7 +198,7 @@ describe('reconciler: races and cost', () => {
     expect(after?.version).toBe(row.version + 1);
   });
 
-  it('a run with zero unknown rows does no per-row work: one index query, no lookups, no transitions', async () => {
+  it('a run with zero unknown rows does no per-row work: one query per index partition, no lookups, no transitions', async () => {
     // Prepare: a fresh table with only happy-path rows
     const { raw, doc } = localDynamo();
     const table = await createLedgerTable(raw, 'reconcile-empty');
@@ -210,6 +211,9 @@ describe('reconciler: races and cost', () => {
     // Assess
     expect(run).toMatchObject({ processed: 0, resolved: 0, quarantined: 0, hasMore: false, pages: 1 });
     expect(email.lookups + sms.lookups).toBe(0);
-    expect(Object.fromEntries(meter.commands)).toEqual({ QueryCommand: 1 });
+    // One Query per attention partition of `unknown`: each shard, plus the unsharded legacy partition.
+    expect(Object.fromEntries(meter.commands)).toEqual({
+      QueryCommand: attentionPartitions('unknown', ATTENTION_SHARDS.default).length,
+    });
   });
 });

@@ -25,16 +25,16 @@ describe('classification rules (pure)', () => {
     expect(result).toEqual({ kind: 'retryable', reason: 'request_never_left:ECONNREFUSED' });
   });
 
-  it('a DNS failure is retryable whatever stage reported it', () => {
+  it('a "never left" code after the request was written is ambiguous: the stage decides, not the code', () => {
     // Act
     const result = classifyExchangeFailure({
       kind: 'failure',
       stage: 'response',
-      code: 'ENOTFOUND',
+      code: 'EHOSTUNREACH',
     });
 
     // Assess
-    expect(result.kind).toBe('retryable');
+    expect(result).toEqual({ kind: 'ambiguous', reason: 'connection_lost_after_send:EHOSTUNREACH' });
   });
 
   it('a failure before the last byte was written is retryable: the server never had a whole request', () => {
@@ -109,7 +109,11 @@ describe('classification rules (pure)', () => {
       reason: 'provider_timeout_after_send',
     });
     expect(
-      classifyAwsError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }), table, NOW).kind,
+      classifyAwsError(
+        Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+        table,
+        NOW,
+      ).kind,
     ).toBe('retryable');
     expect(
       classifyAwsError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), table, NOW).kind,
