@@ -18,7 +18,7 @@ export const LAMBDA_ESBUILD_OPTIONS = {
   bundle: true,
   format: 'esm',
   platform: 'node',
-  target: 'node22',
+  target: 'node24',
   minify: true,
   sourcemap: true,
   mainFields: ['module', 'main'],
@@ -138,7 +138,7 @@ export const measureColdStart = async (
       progress(`cold start: dispatcher init ${initMs.map((v) => v.toFixed(0)).join(', ')} ms`);
     } else failures.push('dispatch: no bundle, init not measured');
     const notes = [
-      `Node ${process.version} here; Lambda runs node22 (the bundle's target).`,
+      `Node ${process.version} here; Lambda runs node24 (the bundle's target).`,
       ...(withoutMaps.length
         ? [`Without --enable-source-maps: median ${median(withoutMaps).toFixed(1)} ms.`]
         : []),

@@ -76,7 +76,7 @@ export class SendproofFunction extends Construct {
       entry: fromRepoRoot(props.entry),
       handler: 'handler',
       description: props.description,
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout,
@@ -99,7 +99,7 @@ export class SendproofFunction extends Construct {
         mainFields: ['module', 'main'],
         minify: true,
         sourceMap: true,
-        target: 'node22',
+        target: 'node24',
         // The AWS SDK is bundled, not taken from the runtime: the clients in lib/aws/clients.ts are pinned
         // and tested at those versions (e.g. SES/SMS sends with maxAttempts 1), and the runtime's copy moves
         // on its own schedule. A few hundred KB more per function buys "what was tested is what runs".
@@ -129,7 +129,7 @@ export class SendproofFunction extends Construct {
     acknowledge(
       this.fn,
       'AwsSolutions-L1',
-      'Sendproof targets Node.js 22 on purpose: it is the runtime the bundles are built (target node22) and tested for.',
+      'Sendproof targets Node.js 24, the newest runtime aws-cdk-lib offers here: the bundles are built for it (target node24).',
     );
   }
 
