@@ -44,6 +44,10 @@ export interface ThroughputRound {
   notifications: number;
   dispatcherNotificationsPerSecond: number;
   ratio: number;
+  /** The real @aws-lambda-powertools/idempotency (makeIdempotent + DynamoDBPersistenceLayer), same run. */
+  powertoolsCallsPerSecond: number;
+  /** Powertools calls/s ÷ (raw writes/s ÷ 2): how close it gets to its own two-write floor. */
+  powertoolsRatio: number;
 }
 
 export interface ThroughputResult {
@@ -51,6 +55,7 @@ export interface ThroughputResult {
   writesPerNotification: number;
   rounds: ThroughputRound[];
   medianRatio: number;
+  medianPowertoolsRatio: number;
   peakRssMb: number;
   rssBeforeMb: number;
 }

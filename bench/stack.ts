@@ -19,6 +19,7 @@ import { Dispatcher } from '../lib/dispatch/Dispatcher.js';
 import { systemClock } from '../lib/domain/clock.js';
 import { type IntentInput, parseIntent } from '../lib/domain/intent.js';
 import { PurposeRegistry } from '../lib/domain/purposes.js';
+import { DynamoGateFacts } from '../lib/ledger/DynamoGateFacts.js';
 import { DynamoLedger } from '../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord, Ledger } from '../lib/ledger/port.js';
@@ -190,6 +191,10 @@ export const wireDispatcher = (options: {
     clock: systemClock,
     contentHashKey: BENCH_CONTENT_HASH_KEY,
     sealer: localSealer(Buffer.from(BENCH_SEAL_KEY, 'utf8')),
+    gateFacts: new DynamoGateFacts(options.doc, {
+      ledger: options.ledgerTable,
+      suppression: options.suppressionTable,
+    }),
     workerId: options.workerId ?? 'dispatch:bench',
     leaseMs: 60_000,
     logger: quietLogger,

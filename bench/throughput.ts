@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LEDGER_TABLE, ledgerCreateTableInput } from '../lib/ledger/tableDefinition.js';
+import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
+import { powertoolsPeer } from './powertoolsPeer.js';
 import type { LatencyResult, ThroughputResult, ThroughputRound } from './results.js';
 import {
   type BenchDynamo,
@@ -88,21 +90,39 @@ export const measureThroughput = async (
       }),
     );
   };
+  // As the SQS event source delivers them: batches of 10, one gate-facts read per batch, records of a
+  // batch run together; `concurrency` records are in flight in all.
+  const batchSize = INTAKE_QUEUE.batchSize;
   const dispatchBatch = async (count: number) => {
     const bodies = Array.from({ length: count }, () => resetIntentBody(`tp-${notificationSeq++}`));
     let notAccepted = 0;
-    const elapsed = await runPool(count, options.concurrency, async (i) => {
-      const outcome = await dispatcher.handle(bodies[i]!, { messageId: `tp-${i}` });
-      if (outcome.channels[0]?.state !== 'accepted') notAccepted += 1;
-    });
+    const batches = Math.ceil(count / batchSize);
+    const elapsed = await runPool(
+      batches,
+      Math.max(1, Math.round(options.concurrency / batchSize)),
+      async (b) => {
+        const batch = bodies.slice(b * batchSize, (b + 1) * batchSize);
+        const facts = await dispatcher.prefetch(batch);
+        const outcomes = await Promise.all(
+          batch.map((body, i) => dispatcher.handle(body, { messageId: `tp-${b}-${i}` }, facts)),
+        );
+        notAccepted += outcomes.filter((o) => o.channels[0]?.state !== 'accepted').length;
+      },
+    );
     if (notAccepted > 0)
       throw new Error(`${notAccepted} of ${count} throughput notifications were not accepted`);
     return elapsed;
   };
 
-  progress(`throughput: warm-up (${options.warmup} raw writes, ${options.warmup} notifications)`);
+  // The peer, for real: @aws-lambda-powertools/idempotency on the same DynamoDB Local, same concurrency.
+  const peer = await powertoolsPeer(dynamo);
+  let peerSeq = 0;
+  const peerCall = () => peer.call(`peer-${peerSeq++}`);
+
+  progress(`throughput: warm-up (${options.warmup} raw writes, notifications and Powertools calls each)`);
   await runPool(options.warmup, options.concurrency, rawWrite);
   await dispatchBatch(options.warmup);
+  await runPool(options.warmup, options.concurrency, peerCall);
 
   const rssBefore = process.memoryUsage.rss();
   let peakRss = rssBefore;
@@ -114,6 +134,8 @@ export const measureThroughput = async (
     peakRss = Math.max(peakRss, measured.peakRss);
     const dispatcherNotificationsPerSecond = ratePerSecond(options.notifications, measured.value);
     const ceiling = ratio(rawWritesPerSecond, options.writesPerNotification);
+    const peerMs = await runPool(options.notifications, options.concurrency, peerCall);
+    const powertoolsCallsPerSecond = ratePerSecond(options.notifications, peerMs);
     rounds.push({
       round,
       rawWrites: options.rawWrites,
@@ -122,10 +144,14 @@ export const measureThroughput = async (
       notifications: options.notifications,
       dispatcherNotificationsPerSecond,
       ratio: ratio(dispatcherNotificationsPerSecond, ceiling),
+      powertoolsCallsPerSecond,
+      // Powertools' own floor: two writes per call (the in-progress put and the completed update).
+      powertoolsRatio: ratio(powertoolsCallsPerSecond, ratio(rawWritesPerSecond, 2)),
     });
     progress(
       `throughput round ${round}/${options.rounds}: raw ${rawWritesPerSecond.toFixed(0)} writes/s, ` +
-        `dispatcher ${dispatcherNotificationsPerSecond.toFixed(0)} notifications/s, ratio ${rounds.at(-1)!.ratio.toFixed(3)}`,
+        `dispatcher ${dispatcherNotificationsPerSecond.toFixed(0)} notifications/s (ratio ${rounds.at(-1)!.ratio.toFixed(3)}), ` +
+        `Powertools ${powertoolsCallsPerSecond.toFixed(0)} calls/s (ratio ${rounds.at(-1)!.powertoolsRatio.toFixed(3)})`,
     );
   }
   return {
@@ -133,6 +159,7 @@ export const measureThroughput = async (
     writesPerNotification: options.writesPerNotification,
     rounds,
     medianRatio: median(rounds.map((r) => r.ratio)),
+    medianPowertoolsRatio: median(rounds.map((r) => r.powertoolsRatio)),
     peakRssMb: peakRss / MB,
     rssBeforeMb: rssBefore / MB,
   };
