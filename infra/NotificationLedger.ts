@@ -229,6 +229,7 @@ export class NotificationLedger extends Construct {
     this.archive = new AuditArchive(this, 'Archive', {
       ledger: this.tables.ledger,
       retentionDays: props.archiveRetentionDays ?? 365,
+      purposesJson,
       namedQueries: props.namedQueries ?? loadNamedQueries(),
       logRetention: props.logRetention,
     });

@@ -10,6 +10,7 @@ export const ENV = {
   suppressionTable: 'SENDPROOF_SUPPRESSION_TABLE',
   archiveBucket: 'SENDPROOF_ARCHIVE_BUCKET',
   archiveMirrorDir: 'SENDPROOF_ARCHIVE_MIRROR_DIR',
+  archiveRetentionDays: 'SENDPROOF_ARCHIVE_RETENTION_DAYS',
   queueUrl: 'SENDPROOF_QUEUE_URL',
   dlqUrl: 'SENDPROOF_DLQ_URL',
   contentHashKey: 'SENDPROOF_CONTENT_HASH_KEY',
@@ -41,6 +42,8 @@ export const ConfigSchema = z.object({
   suppressionTable: z.string().min(3).optional(),
   archiveBucket: z.string().min(3).optional(),
   archiveMirrorDir: z.string().optional(),
+  /** Object Lock days for a purpose that names no `archiveRetentionDays` (the bucket default). */
+  archiveRetentionDays: z.coerce.number().int().min(1).max(36_500).optional(),
   queueUrl: optionalUrl,
   dlqUrl: optionalUrl,
   /** Local/dev only; in AWS the key comes from Secrets Manager (contentHashSecretArn). */

@@ -12,9 +12,12 @@ import type { NamedQuery } from '../../lib/archive/namedQueries.js';
 import {
   ARCHIVE_COLUMNS,
   ARCHIVE_PARTITION,
+  ARCHIVE_PARTITIONS,
   ARCHIVE_PREFIX,
   ARCHIVE_TABLE,
+  ARCHIVE_TENANT_PARTITION,
 } from '../../lib/archive/schema.js';
+import { ENV } from '../../lib/config.js';
 import { acknowledge } from '../nag.js';
 import { SendproofFunction } from './SendproofFunction.js';
 
@@ -23,6 +26,8 @@ export interface AuditArchiveProps {
   /** Default Object Lock retention, in days, in COMPLIANCE mode: nobody, root included, can shorten it. */
   retentionDays: number;
   namedQueries: readonly NamedQuery[];
+  /** The deployment's purpose policies (JSON, as ENV.purposes): each purpose's archive retention. */
+  purposesJson?: string;
   /** Oldest stream record the archiver still tries; older ones go to the failure queue. */
   maxRecordAge?: Duration;
   logRetention?: logs.RetentionDays;
@@ -32,6 +37,12 @@ export interface AuditArchiveProps {
 
 /** Retries of a failing stream batch before it is bisected away to the failure queue. */
 export const ARCHIVE_RETRY_ATTEMPTS = 10;
+
+/**
+ * The archiver's stream batching: one object per batch and partition, so the batch size and window set
+ * the number of PUTs. At 10 notifications/s (~30 transitions/s) a 60 s window gathers ~1,000 records.
+ */
+export const ARCHIVE_BATCHING = { batchSize: 1000, maxBatchingWindowSeconds: 60 } as const;
 
 /**
  * The audit trail: ledger stream → archiver → Object Lock bucket (JSON Lines, gzip, one Hive partition per
@@ -105,6 +116,8 @@ export class AuditArchive extends Construct {
       timeout: Duration.minutes(1),
       logRetention: props.logRetention,
     }).bindArchiveWriter(this.bucket, ARCHIVE_PREFIX);
+    this.function.setEnv(ENV.archiveRetentionDays, String(props.retentionDays));
+    if (props.purposesJson) this.function.setEnv(ENV.purposes, props.purposesJson);
     this.failureQueue = new sqs.Queue(this, 'FailedBatches', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -118,8 +131,8 @@ export class AuditArchive extends Construct {
     this.function.fn.addEventSource(
       new DynamoEventSource(props.ledger, {
         startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        maxBatchingWindow: Duration.seconds(5),
+        batchSize: ARCHIVE_BATCHING.batchSize,
+        maxBatchingWindow: Duration.seconds(ARCHIVE_BATCHING.maxBatchingWindowSeconds),
         bisectBatchOnError: true,
         retryAttempts: ARCHIVE_RETRY_ATTEMPTS,
         maxRecordAge: props.maxRecordAge ?? Duration.hours(12),
@@ -132,8 +145,10 @@ export class AuditArchive extends Construct {
     // dynamodb:ListStreams (Resource "*") is covered by the role's Resource::* acknowledgement in
     // SendproofFunction, whose reason names it; the other stream actions are scoped to the ledger stream.
 
-    // Glue database + table over transitions/dt=YYYY-MM-DD/*.jsonl.gz with partition projection: no
-    // crawler, no MSCK REPAIR, a new day is queryable the moment its first object lands.
+    // Glue database + table over transitions/tenant=T/dt=YYYY-MM-DD/*.jsonl.gz with partition projection:
+    // no crawler, no MSCK REPAIR, a new day is queryable the moment its first object lands. `tenant` is
+    // injected: Athena refuses a query without `tenant = <value>`, so one tenant's audit never lists
+    // another tenant's objects, and a new tenant needs no deployment.
     // Unique per construct instance, so two ledgers in one account/stack do not share a catalog database.
     const databaseName = Names.uniqueResourceName(this, { maxLength: 64, separator: '_' })
       .toLowerCase()
@@ -150,17 +165,18 @@ export class AuditArchive extends Construct {
         name: ARCHIVE_TABLE,
         description: 'One line per ledger transition (lib/archive/schema.ts)',
         tableType: 'EXTERNAL_TABLE',
-        partitionKeys: [{ name: ARCHIVE_PARTITION.name, type: ARCHIVE_PARTITION.type }],
+        partitionKeys: ARCHIVE_PARTITIONS.map((p) => ({ name: p.name, type: p.type })),
         parameters: {
           classification: 'json',
           compressionType: 'gzip',
           'projection.enabled': 'true',
+          [`projection.${ARCHIVE_TENANT_PARTITION.name}.type`]: 'injected',
           [`projection.${ARCHIVE_PARTITION.name}.type`]: 'date',
           [`projection.${ARCHIVE_PARTITION.name}.format`]: ARCHIVE_PARTITION.format,
           [`projection.${ARCHIVE_PARTITION.name}.range`]: `${props.projectionStartDate ?? '2025-01-01'},NOW`,
           [`projection.${ARCHIVE_PARTITION.name}.interval`]: '1',
           [`projection.${ARCHIVE_PARTITION.name}.interval.unit`]: 'DAYS',
-          'storage.location.template': `${location}${ARCHIVE_PARTITION.name}=\${${ARCHIVE_PARTITION.name}}/`,
+          'storage.location.template': `${location}${ARCHIVE_PARTITIONS.map((p) => `${p.name}=\${${p.name}}`).join('/')}/`,
         },
         storageDescriptor: {
           location,

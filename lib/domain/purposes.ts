@@ -28,6 +28,11 @@ export const PurposePolicySchema = z.strictObject({
   attachments: z.enum(['forbidden', 'email-only', 'required-on-email']),
   /** Days a ledger row is kept after it becomes terminal (the archive keeps the history longer). */
   retentionDays: z.number().int().min(1).max(3650),
+  /**
+   * Days each archived transition stays under Object Lock (COMPLIANCE retain-until = transition time +
+   * this). Unset: the deployment's archive default (`archiveRetentionDays`, 365).
+   */
+  archiveRetentionDays: z.number().int().min(1).max(36_500).optional(),
 });
 export type PurposePolicy = z.infer<typeof PurposePolicySchema>;
 
@@ -53,6 +58,8 @@ export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
     defaultDelivery: 'all',
     attachments: 'email-only',
     retentionDays: 400,
+    // Receipts are financial records: kept about seven years.
+    archiveRetentionDays: 2_557,
   },
   {
     purpose: 'health-report',
@@ -98,6 +105,12 @@ export class PurposeRegistry {
 }
 
 const MS_PER_DAY = 86_400_000;
+
+/** Object Lock days of an archived transition of this purpose (unknown purposes get the default). */
+export const archiveRetentionDaysOf =
+  (registry: PurposeRegistry, defaultDays: number) =>
+  (purpose: string | null): number =>
+    (purpose ? registry.find(purpose)?.archiveRetentionDays : undefined) ?? defaultDays;
 
 /** The DynamoDB TTL (epoch seconds) for a row that became final at `now`, under its purpose's retention. */
 export const retentionTtl = (policy: Pick<PurposePolicy, 'retentionDays'>, now: number): number =>

@@ -10,6 +10,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { startLocalArchive } from '../archive/LocalArchive.js';
 import { sqsClient } from '../aws/clients.js';
 import { loadConfig, requireSettings } from '../config.js';
+import { archiveRetentionDaysOf, PurposeRegistry } from '../domain/purposes.js';
 import { SERVICE_NAME } from '../observability.js';
 import { LOCAL_TIMING } from '../queueDefinition.js';
 import { localLambdaContext } from './lambdaContext.js';
@@ -47,6 +48,10 @@ const archive = await startLocalArchive({
   mirrorDir: config.archiveMirrorDir ?? '.local/archive',
   logger,
   intervalMs: 250,
+  retentionDaysOf: archiveRetentionDaysOf(
+    PurposeRegistry.withOverrides(config.purposes),
+    config.archiveRetentionDays ?? 365,
+  ),
 });
 
 // The scheduled reconcile workflow: invoke page after page while the handler says more remain (bounded
@@ -80,6 +85,7 @@ const shutdown = async () => {
   await archive.stop();
   await archive
     .pollOnce()
+    .then(() => archive.flush())
     .catch((error) => logger.error('final archive round failed', { error: String(error) }));
   process.exit(0);
 };

@@ -13,6 +13,7 @@ import { actionsOf, allowing, SES_AND_SMS, type Statement, statementsOf, synthSt
 const SYNTH_TIMEOUT = 120_000;
 /** Athena's placeholder in the location template, spelled without a template literal. */
 const PROJECTED_DT = ['$', '{dt}'].join('');
+const PROJECTED_TENANT = ['$', '{tenant}'].join('');
 
 describe('NotificationLedger synthesized with SES and SMS', () => {
   let stack: SendproofStack;
@@ -116,6 +117,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       MaximumRecordAgeInSeconds: Match.anyValue(),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       StartingPosition: 'TRIM_HORIZON',
+      // One object per batch and partition: big batches, a long window.
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 60,
       DestinationConfig: {
         OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedBatches'), 'Arn'] } },
       },
@@ -190,21 +194,25 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     }
   });
 
-  it('declares the Glue table from ARCHIVE_COLUMNS with date projection on dt', () => {
+  it('declares the Glue table from ARCHIVE_COLUMNS with tenant injected and date projection on dt', () => {
     // Assess
     const table = Object.values(template.findResources('AWS::Glue::Table'))[0];
     const input = table?.Properties.TableInput;
     expect(
       input.StorageDescriptor.Columns.map((c: { Name: string; Type: string }) => [c.Name, c.Type]),
     ).toEqual(ARCHIVE_COLUMNS.map((c) => [c.name, c.type]));
-    expect(input.PartitionKeys).toEqual([{ Name: 'dt', Type: 'string' }]);
+    expect(input.PartitionKeys).toEqual([
+      { Name: 'tenant', Type: 'string' },
+      { Name: 'dt', Type: 'string' },
+    ]);
     expect(input.Parameters).toMatchObject({
       'projection.enabled': 'true',
+      'projection.tenant.type': 'injected',
       'projection.dt.type': 'date',
       'projection.dt.format': 'yyyy-MM-dd',
     });
     expect(JSON.stringify(input.Parameters['storage.location.template'])).toContain(
-      `/transitions/dt=${PROJECTED_DT}/`,
+      `/transitions/tenant=${PROJECTED_TENANT}/dt=${PROJECTED_DT}/`,
     );
   });
 
@@ -277,7 +285,10 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(actionsOf(statements).filter((a) => a.startsWith('ses:') || a.startsWith('sms-voice:'))).toEqual(
       [],
     );
-    expect(actionsOf(statements).filter((a) => a.startsWith('s3:'))).toEqual(['s3:PutObject']);
+    expect(actionsOf(statements).filter((a) => a.startsWith('s3:'))).toEqual([
+      's3:PutObject',
+      's3:PutObjectRetention',
+    ]);
     expect(JSON.stringify(allowing(statements, 's3:PutObject')[0]?.Resource)).toContain('/transitions/*');
     expect(actionsOf(statements).filter((a) => a.startsWith('dynamodb:'))).toEqual([
       'dynamodb:DescribeStream',

@@ -35,6 +35,9 @@ describe('sendproof audit', () => {
     const { stdout } = await cli([
       'audit',
       'explain-notification',
+      'default',
+      '2026-11-30',
+      '2026-12-01',
       KEY.A,
       '--archive-dir',
       join(dir, 'archive'),
@@ -79,12 +82,12 @@ describe('sendproof audit', () => {
     // Assess
     const listed = JSON.parse(stdout) as Array<{ name: string; parameters: Array<{ name: string }> }>;
     expect(listed.map((q) => `${q.name}(${q.parameters.map((p) => p.name).join(',')})`)).toEqual([
-      'channel-outcomes-daily(day_from,day_to)',
-      'explain-notification(key)',
-      'intent-to-accepted-latency(day_from,day_to)',
-      'manual-resolutions(day_from,day_to)',
-      'multiple-acceptances()',
-      'unknown-quarantined-older-than(cutoff_ms)',
+      'channel-outcomes-daily(tenant,day_from,day_to)',
+      'explain-notification(tenant,day_from,day_to,key)',
+      'intent-to-accepted-latency(tenant,day_from,day_to)',
+      'manual-resolutions(tenant,day_from,day_to)',
+      'multiple-acceptances(tenant,day_from,day_to)',
+      'unknown-quarantined-older-than(tenant,day_from,day_to,cutoff_ms)',
     ]);
   });
 });

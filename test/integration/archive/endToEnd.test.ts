@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
@@ -14,10 +15,19 @@ import { baseRow, dedupeKeyOf } from '../../fixtures/archive/streamRecords.js';
 import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
 import { linesOf, readBucket, startLocalS3 } from './localS3.js';
 
-const countObjects = async (dir: string): Promise<number> => {
+const objectsUnder = async (dir: string): Promise<string[]> => {
   const root = join(dir, 'transitions');
-  if (!existsSync(root)) return 0;
-  return (await readdir(root, { recursive: true })).filter((f) => String(f).endsWith('.jsonl.gz')).length;
+  if (!existsSync(root)) return [];
+  return (await readdir(root, { recursive: true })).map(String).filter((f) => f.endsWith('.jsonl.gz'));
+};
+const countLines = async (dir: string): Promise<number> => {
+  let n = 0;
+  for (const f of await objectsUnder(dir))
+    n += gunzipSync(await readFile(join(dir, 'transitions', f)))
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean).length;
+  return n;
 };
 
 // Real servers end to end: DynamoDB Local (table with stream) ← DynamoLedger writes;
@@ -39,7 +49,7 @@ describe('archive end to end on DynamoDB Local, fauxqs and DuckDB', () => {
     await rm(mirrorDir, { recursive: true, force: true });
   });
 
-  it('ledger transitions written by DynamoLedger reach S3 and the mirror once each and explain in order', async () => {
+  it('ledger transitions written by DynamoLedger reach S3 and the mirror once each, batched, and explain in order', async () => {
     // Prepare
     const { raw, doc, endpoint } = localDynamo();
     const table = await createLedgerTable(raw, 'archive-e2e');
@@ -53,6 +63,8 @@ describe('archive end to end on DynamoDB Local, fauxqs and DuckDB', () => {
       mirrorDir,
       logger: new Logger({ serviceName: 'sendproof-test', logLevel: 'SILENT' }),
       intervalMs: 100,
+      // Long enough that all four writes below land in one batch (they take well under a second).
+      maxBatchingWindowMs: 3_000,
     });
     const n = { eventId: 'evt-e2e-1', recipientRef: 'user-e2e', channel: 'email' as const };
     const pk = dedupeKeyOf(n);
@@ -84,19 +96,22 @@ describe('archive end to end on DynamoDB Local, fauxqs and DuckDB', () => {
       expect(result.kind).toBe('ok');
       version += 1;
     }
-    await waitFor(async () => (await countObjects(mirrorDir)) >= 4, 20_000, 'four archived transitions');
-    // One more round after the last object: nothing may be written twice by a later poll.
+    await waitFor(async () => (await countLines(mirrorDir)) >= 4, 20_000, 'four archived transitions');
+    // More rounds after the last object: nothing may be written twice by a later poll.
     await poller.pollOnce();
+    await poller.flush();
 
     // Assess
     expect(claimed.kind).toBe('claimed');
-    expect(await countObjects(mirrorDir)).toBe(4);
+    expect(await countLines(mirrorDir)).toBe(4);
+    // One batch, one partition: one object for four transitions (the per-record layout wrote four).
+    expect(await objectsUnder(mirrorDir)).toHaveLength(1);
     const lines = linesOf(await readBucket(local.s3, bucket));
     expect(lines.map((l) => l.version).sort()).toEqual([1, 2, 3, 4]);
     const audit = await DuckDbAudit.open(mirrorDir);
     try {
       const explain = loadNamedQueries().find((q) => q.name === 'explain-notification')!;
-      const { rows } = await audit.runNamed(explain, ['evt-e2e-1']);
+      const { rows } = await audit.runNamed(explain, ['default', '2026-11-30', '2026-11-30', 'evt-e2e-1']);
       expect(rows.map((r) => [r.version, r.from_state, r.to_state, r.actor, r.transport_message_id])).toEqual(
         [
           [1, null, 'claimed', 'dispatch:e2e', null],
