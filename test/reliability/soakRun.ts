@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { exportBundle, verifyBundle } from '../../lib/archive/bundle.js';
 import { DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
+import { createDigests, ensureLocalDigestKey, localSigner } from '../../lib/archive/digest.js';
+import { DirStore } from '../../lib/archive/store.js';
 import { dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
 import { loadConfig } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
@@ -377,8 +380,29 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       progress(`archive stores ${archiveDistinct - archiveTransitions} transitions twice (counted once)`);
 
     // Check 5: no marker (secret, address, attachment bytes) anywhere Sendproof wrote.
-    progress('scanning DynamoDB, logs, metrics and the archive for secrets…');
-    const scan = await scanForSecrets(state, plan.markers);
+    // Check 5a: digest the archive and export one notification's bundle for a regulator; it must verify
+    // offline, and the secret scan reads it too.
+    const bundleDir = join(state.archiveDir, '..', 'soak-bundle');
+    const sample = rows.find((r) => r.history.some((h) => h.s === 'unknown')) ?? rows[0];
+    if (sample) {
+      const key = ensureLocalDigestKey(join(state.archiveDir, '..', 'keys'));
+      const store = new DirStore(state.archiveDir);
+      await createDigests({ store, signer: localSigner(key.privateKeyPem, key.keyId) });
+      await exportBundle({
+        store,
+        subject: sample.pk,
+        tenant: sample.pk.split(':')[0]!,
+        from: '2000-01-01',
+        to: '2100-01-01',
+        outDir: bundleDir,
+        publicKeyPem: key.publicKeyPem,
+      });
+      const bundle = await verifyBundle(bundleDir, key.publicKeyPem);
+      if (!bundle.ok)
+        violations.push(`export bundle of ${sample.pk} does not verify: ${JSON.stringify(bundle)}`);
+    }
+    progress('scanning DynamoDB, logs, metrics, the archive and the export bundle for secrets…');
+    const scan = await scanForSecrets(state, plan.markers, [], [bundleDir]);
     for (const hit of scan.hits.slice(0, 20)) violations.push(`secret: ${hit.marker} found in ${hit.where}`);
 
     const deadLetters = await queueDepth(sqs, state.dlqUrl);
