@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { drainFailureQueue } from '../../lib/archive/backfill.js';
 import { exportBundle, verifyBundle } from '../../lib/archive/bundle.js';
 import { type AuditResult, DuckDbAudit, hasArchiveObjects } from '../../lib/archive/DuckDbAudit.js';
 import {
@@ -13,6 +14,10 @@ import {
 } from '../../lib/archive/digest.js';
 import { loadNamedQueries, type NamedQuery } from '../../lib/archive/namedQueries.js';
 import { DirStore } from '../../lib/archive/store.js';
+import { dynamoDocumentClient, s3Client, sqsClient } from '../../lib/aws/clients.js';
+import { loadConfig } from '../../lib/config.js';
+import { archiveRetentionDaysOf, PurposeRegistry } from '../../lib/domain/purposes.js';
+import { readLocalState } from '../localState.js';
 import { archiveScope } from './explain.js';
 
 /**
@@ -242,6 +247,63 @@ const registerDigests = (audit: Command): void => {
     );
 };
 
+interface BackfillCliOptions {
+  state?: string;
+  table?: string;
+  failuresUrl?: string;
+  bucket?: string;
+  region?: string;
+  json?: boolean;
+}
+
+const registerBackfill = (audit: Command): void => {
+  audit
+    .command('backfill')
+    .description(
+      "Archive, from the ledger rows' history, every batch the archiver gave up on (failure queue)",
+    )
+    .option('--state <file>', 'local stack state file (default: .local/state.json)')
+    .option('--table <name>', 'ledger table (AWS)')
+    .option('--failures-url <url>', "the archiver's failure queue URL (AWS)")
+    .option('--bucket <name>', 'archive bucket (AWS)')
+    .option('--region <region>', 'AWS region')
+    .option('--json', 'the result as JSON')
+    .action(async (options: BackfillCliOptions) => {
+      const aws = Boolean(options.table || options.failuresUrl || options.bucket);
+      const local = aws ? undefined : readLocalState(options.state);
+      const table = options.table ?? local?.ledgerTable;
+      const queueUrl = options.failuresUrl ?? local?.archiveFailuresUrl;
+      const bucket = options.bucket ?? local?.bucket;
+      if (!table || !queueUrl || !bucket)
+        throw new Error('backfill needs --table, --failures-url and --bucket (or a running local stack)');
+      const region = options.region ?? local?.region ?? 'us-east-1';
+      const config = loadConfig();
+      const at = (endpoint: string | undefined) => ({ region, ...(endpoint ? { endpoint } : {}) });
+      const result = await drainFailureQueue({
+        doc: dynamoDocumentClient(at(local?.dynamodb)),
+        table,
+        sqs: sqsClient(at(local?.sqs)),
+        queueUrl,
+        writer: {
+          s3: s3Client(at(local?.s3)),
+          bucket,
+          ...(local ? { mirrorDir: local.archiveDir } : {}),
+          // The deployment's purposes and default from this shell's SENDPROOF_* settings, as the archiver.
+          retentionDaysOf: archiveRetentionDaysOf(
+            PurposeRegistry.withOverrides(config.purposes),
+            config.archiveRetentionDays ?? 365,
+          ),
+        },
+      });
+      out(
+        options.json
+          ? JSON.stringify(result, null, 2)
+          : `${result.batches} batches backfilled: ${result.transitions} transitions in ${result.objects.length} objects${result.failed ? `; ${result.failed} failed and wait on the queue (${result.errors.join(', ')})` : ''}`,
+      );
+      if (result.failed) process.exitCode = 1;
+    });
+};
+
 export const register = (program: Command): void => {
   const audit = program
     .command('audit')
@@ -265,6 +327,7 @@ export const register = (program: Command): void => {
     });
 
   registerDigests(audit);
+  registerBackfill(audit);
 
   auditOptions(
     audit.command('sql').description('Run any SQL against the table `transitions`').argument('<sql>'),

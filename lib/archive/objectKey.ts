@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { ARCHIVE_PARTITION, ARCHIVE_PREFIX, ARCHIVE_TENANT_PARTITION } from './schema.js';
 
 /** `YYYY-MM-DD` (UTC) of an epoch-ms time: the partition a transition belongs to. */
@@ -39,14 +38,17 @@ export const batchObjectKey = (partition: Partition, firstSequence: string, last
 };
 
 /**
- * The object key of a backfill (transitions the stream archiver gave up on, rebuilt from the ledger row's
- * own history): named by the row and the version range, so running the backfill twice rewrites one key.
+ * The object key of a backfill: transitions the stream archiver gave up on, rebuilt from the ledger rows'
+ * own history, named by the failed batch's coordinates, so running the backfill twice rewrites one key.
  */
-export const backfillObjectKey = (partition: Partition, dedupeKey: string, versions: readonly number[]) => {
-  const row = createHash('sha256').update(dedupeKey).digest('hex').slice(0, 32);
-  const from = Math.min(...versions);
-  const to = Math.max(...versions);
-  return `${partitionPrefix(partition)}backfill-${row}-v${from}-v${to}.jsonl.gz`;
+export const backfillObjectKey = (
+  partition: Partition,
+  startSequence: string,
+  endSequence: string,
+): string => {
+  for (const sequence of [startSequence, endSequence])
+    if (!SEQUENCE.test(sequence)) throw new Error(`not a stream sequence number: ${sequence}`);
+  return `${partitionPrefix(partition)}backfill-${startSequence.padStart(40, '0')}-${endSequence.padStart(40, '0')}.jsonl.gz`;
 };
 
 /** The partition an object key belongs to, or undefined for a key outside the archive layout. */

@@ -23,6 +23,8 @@ export interface LocalEndpoints {
   dlqUrl: string;
   s3: string;
   bucket: string;
+  /** The archiver's on-failure destination: batches given up after the retries (for the backfill). */
+  archiveFailuresUrl: string;
   ses: string;
   simulator: string;
   archiveDir: string;
@@ -139,6 +141,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         },
       }),
     );
+    const archiveFailures = await sqs.send(
+      new CreateQueueCommand({ QueueName: 'sendproof-archive-failures' }),
+    );
     const bucket = 'sendproof-archive';
     const attachmentsBucket = 'sendproof-attachments';
     const s3 = s3Client({ region, endpoint: awsLocal });
@@ -151,6 +156,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.suppressionTable]: suppressionTable,
       [ENV.archiveBucket]: bucket,
       [ENV.archiveMirrorDir]: archiveDir,
+      [ENV.archiveFailuresUrl]: archiveFailures.QueueUrl!,
       [ENV.queueUrl]: queue.QueueUrl!,
       [ENV.dlqUrl]: dlq.QueueUrl!,
       [ENV.emailTransport]: emailTransport,
@@ -200,6 +206,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       dlqUrl: dlq.QueueUrl!,
       s3: awsLocal,
       bucket,
+      archiveFailuresUrl: archiveFailures.QueueUrl!,
       ses: sesUrl,
       simulator: simulator.url,
       archiveDir,

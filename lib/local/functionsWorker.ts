@@ -7,6 +7,8 @@
  *   timer (as EventBridge Scheduler → Step Functions) ──► functions/reconcile handler, page by page
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { failureMessageOf } from '../archive/backfill.js';
 import { startLocalArchive } from '../archive/LocalArchive.js';
 import { sqsClient } from '../aws/clients.js';
 import { loadConfig, requireSettings } from '../config.js';
@@ -48,6 +50,17 @@ const archive = await startLocalArchive({
   mirrorDir: config.archiveMirrorDir ?? '.local/archive',
   logger,
   intervalMs: 250,
+  // As the AWS event source: 10 retries, then the batch's coordinates go to the failure queue.
+  retryAttempts: 10,
+  onFailure: async (batch) => {
+    if (!config.archiveFailuresUrl) {
+      logger.error('archive batch given up and no failure queue to record it', { ...batch });
+      return;
+    }
+    await sqsClient({ region: config.region, endpoint: config.endpointSqs }).send(
+      new SendMessageCommand({ QueueUrl: config.archiveFailuresUrl, MessageBody: failureMessageOf(batch) }),
+    );
+  },
   retentionDaysOf: archiveRetentionDaysOf(
     PurposeRegistry.withOverrides(config.purposes),
     config.archiveRetentionDays ?? 365,
