@@ -263,6 +263,7 @@ export class NotificationLedger extends Construct {
         Reconcile: this.reconciler.function.fn,
         Evidence: this.evidence.function.fn,
         Archive: this.archive.function.fn,
+        ArchiveMaintenance: this.archive.maintenance.fn,
       },
       archiver: this.archive.function.fn,
       reconcileStateMachine: this.reconciler.stateMachine,

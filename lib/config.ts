@@ -116,6 +116,7 @@ export const FUNCTION_SETTINGS = {
   reconcile: ['ledgerTable'],
   evidence: ['ledgerTable'],
   archive: ['archiveBucket'],
+  archiveMaintenance: ['archiveBucket', 'ledgerTable', 'archiveFailuresUrl', 'digestKeyId'],
 } as const satisfies Record<string, ReadonlyArray<keyof Config>>;
 
 export type FunctionName = keyof typeof FUNCTION_SETTINGS;

@@ -45,9 +45,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     ({ stack, template } = synthStack(SES_AND_SMS));
   }, SYNTH_TIMEOUT);
 
-  it('creates exactly the four Sendproof functions and no custom-resource functions', () => {
+  it('creates exactly the five Sendproof functions and no custom-resource functions', () => {
     // Assess
-    template.resourceCountIs('AWS::Lambda::Function', 4);
+    template.resourceCountIs('AWS::Lambda::Function', 5);
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
   });
@@ -55,7 +55,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
   it('runs every function on Node 22, arm64, traced, with the Powertools service and namespace', () => {
     // Assess
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(5);
     for (const fn of functions) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -77,7 +77,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
     );
     expect(roles).toBeDefined();
-    expect(lambdaRoles).toHaveLength(4);
+    expect(lambdaRoles).toHaveLength(5);
     for (const role of lambdaRoles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
 
@@ -214,6 +214,25 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(JSON.stringify(input.Parameters['storage.location.template'])).toContain(
       `/transitions/tenant=${PROJECTED_TENANT}/dt=${PROJECTED_DT}/`,
     );
+  });
+
+  it('signs archive digests with a KMS RSA key that only the hourly maintenance function may use, for Sign', () => {
+    // Assess
+    template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY' });
+    const keyId = Object.keys(
+      template.findResources('AWS::KMS::Key', { Properties: { KeySpec: 'RSA_2048' } }),
+    )[0]!;
+    const policies = Object.values(template.findResources('AWS::IAM::Policy'));
+    const signers = policies.filter((p) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes(`"kms:Sign"`),
+    );
+    expect(signers).toHaveLength(1);
+    expect(JSON.stringify(signers[0]!.Properties.PolicyDocument)).toContain(keyId);
+    expect(JSON.stringify(signers[0]!.Properties.Roles)).toContain('Maintenance');
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(1 hour)',
+      Target: Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('Maintenance'), 'Arn'] } }),
+    });
   });
 
   it('enforces the Athena result location in a separate bucket and registers every named query', () => {
@@ -474,9 +493,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       JSON.stringify(a.Properties.Metrics ?? []).includes('ExecutionsFailed'),
     );
     expect(reconcile).toHaveLength(1);
-    expect(byMetric('Errors')).toHaveLength(4);
-    expect(byMetric('Throttles')).toHaveLength(4);
-    expect(alarms).toHaveLength(3 + 1 + 1 + 2 + 1 + 8);
+    expect(byMetric('Errors')).toHaveLength(5);
+    expect(byMetric('Throttles')).toHaveLength(5);
+    expect(alarms).toHaveLength(3 + 1 + 1 + 2 + 1 + 10);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
     }
