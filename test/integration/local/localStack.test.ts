@@ -74,7 +74,18 @@ describe('npm start: the local stack end to end', () => {
     // Prepare: one SMS whose acceptance the simulator drops on the wire
     const endpoints = JSON.parse(await cli('local', 'endpoints', '--json')) as Record<string, string>;
     expect(Object.keys(endpoints).sort()).toEqual(
-      ['archiveDir', 'bucket', 'dlqUrl', 'dynamodb', 'queueUrl', 's3', 'ses', 'simulator', 'sqs'].sort(),
+      [
+        'archiveDir',
+        'archiveFailuresUrl',
+        'bucket',
+        'dlqUrl',
+        'dynamodb',
+        'queueUrl',
+        's3',
+        'ses',
+        'simulator',
+        'sqs',
+      ].sort(),
     );
     const fault = await fetch(`${state.simulator}/_sim/faults`, {
       method: 'POST',
