@@ -33,7 +33,11 @@ export const register = (program: Command): void => {
       .command('explain <keyOrEventId>')
       .description('timeline of a notification from the ledger and from the compliance archive')
       .option('--archive-dir <dir>', 'local archive folder (default: from .local/state.json)')
-      .option('--tenant <tenant>', 'tenant of an event id (a dedupe key names its own)', 'default')
+      .option(
+        '--tenant <tenant>',
+        "tenant of an event id (a dedupe key names its own; default: the ledger row's, else default)",
+        'default',
+      )
       .option('--from <day>', 'first archive day searched, YYYY-MM-DD', '2000-01-01')
       .option('--to <day>', 'last archive day searched, YYYY-MM-DD (default: tomorrow, UTC)')
       .option('--json', 'machine-readable output'),
@@ -51,7 +55,13 @@ export const register = (program: Command): void => {
         );
       const audit = await DuckDbAudit.open(archiveDir);
       try {
-        archived = (await audit.runNamed(query, [...archiveScope(keyOrEvent, options), keyOrEvent])).rows;
+        // An event id names no tenant: take the ledger rows' (while they last), else --tenant.
+        const tenant = rows[0]?.pk.split(':')[0];
+        const scope = archiveScope(
+          keyOrEvent,
+          tenant && options.tenant === 'default' ? { ...options, tenant } : options,
+        );
+        archived = (await audit.runNamed(query, [...scope, keyOrEvent])).rows;
       } finally {
         audit.close();
       }
