@@ -12,6 +12,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ARCHIVE_BATCHING } from '../../lib/archive/archiver.js';
 import { DIGEST_PREFIX } from '../../lib/archive/digest.js';
 import type { NamedQuery } from '../../lib/archive/namedQueries.js';
 import {
@@ -43,11 +44,7 @@ export interface AuditArchiveProps {
 /** Retries of a failing stream batch before it is bisected away to the failure queue. */
 export const ARCHIVE_RETRY_ATTEMPTS = 10;
 
-/**
- * The archiver's stream batching: one object per batch and partition, so the batch size and window set
- * the number of PUTs. At 10 notifications/s (~30 transitions/s) a 60 s window gathers ~1,000 records.
- */
-export const ARCHIVE_BATCHING = { batchSize: 1000, maxBatchingWindowSeconds: 60 } as const;
+export { ARCHIVE_BATCHING } from '../../lib/archive/archiver.js';
 
 /**
  * The audit trail: ledger stream → archiver → Object Lock bucket (JSON Lines, gzip, one Hive partition per

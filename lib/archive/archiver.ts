@@ -10,6 +10,12 @@ import { batchObjectKey, type Partition, partitionDate } from './objectKey.js';
 import { ARCHIVE_COLUMNS, type ArchiveRecord, NO_TENANT } from './schema.js';
 import { isTtlDeletion, transitionsOf } from './transitions.js';
 
+/**
+ * The archiver's stream batching: one object per batch and partition, so the batch size and window set
+ * the number of PUTs. At 10 notifications/s (~30 transitions/s) a 60 s window gathers ~1,000 records.
+ */
+export const ARCHIVE_BATCHING = { batchSize: 1000, maxBatchingWindowSeconds: 60 } as const;
+
 export type ArchiveLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 /** Days an archived transition of this purpose stays under Object Lock (the purpose's policy). */
