@@ -1,3 +1,4 @@
+import type { ArchiveBatchingResult } from './archiveBatching.js';
 import type { Goal, Summary, Verdict } from './stats.js';
 
 /** The shape of bench/results/latest.json. Bump `schema` when a field changes meaning. */
@@ -125,5 +126,6 @@ export interface BenchResults {
   latency?: LatencyResult;
   reconcile?: { rows: ReconcileRow[]; readsEqual: boolean };
   coldStart?: ColdStartResult;
+  archive?: ArchiveBatchingResult;
   targets: TargetResult[];
 }

@@ -4,6 +4,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { measureArchiveBatching } from './archiveBatching.js';
 import { measureColdStart } from './coldStart.js';
 import { measureReconcileScaling } from './reconcileScaling.js';
 import { renderBarChart, renderBenchmarkDoc, renderSummary } from './report.js';
@@ -46,6 +47,7 @@ const SIZES = quick
       latency: 60,
       reconcileSizes: [1_000, 3_000],
       coldStartRuns: 3,
+      archive: { notificationsPerSecond: 10, seconds: 15, tenants: 3 },
     }
   : {
       writeUnitCount: 10,
@@ -53,6 +55,7 @@ const SIZES = quick
       latency: 300,
       reconcileSizes: [1_000, 10_000],
       coldStartRuns: 7,
+      archive: { notificationsPerSecond: 10, seconds: 60, tenants: 3 },
     };
 
 const t0 = performance.now();
@@ -117,6 +120,11 @@ const main = async (): Promise<void> => {
     await sim.reset();
     await dropTables(dynamo.raw);
     results.reconcile = await measureReconcileScaling(dynamo, sim, SIZES.reconcileSizes, 100, progress);
+    await dropTables(dynamo.raw);
+    results.archive = await measureArchiveBatching(dynamo, SIZES.archive, progress);
+    progress(
+      `archive: ${results.archive.puts} objects for ${results.archive.transitions} transitions = ${results.archive.objectsPer100Transitions.toFixed(2)} per 100 (per-record layout: ${results.archive.objectsPer100TransitionsBefore.toFixed(0)})`,
+    );
   } finally {
     progress('stopping DynamoDB Local and the simulator');
     await Promise.allSettled([dynamo?.local.stop(), sim?.stop()]);
@@ -152,6 +160,12 @@ const main = async (): Promise<void> => {
       op: '<',
       value: 150,
     }),
+    target(
+      'archive_objects_per_100',
+      `archive objects per 100 transitions at ${SIZES.archive.notificationsPerSecond} notifications/s, ${SIZES.archive.tenants} tenants`,
+      results.archive ? Number(results.archive.objectsPer100Transitions.toFixed(2)) : undefined,
+      { op: '<=', value: 1 },
+    ),
   ];
   results.finishedAt = new Date().toISOString();
   results.durationMs = Math.round(performance.now() - t0);

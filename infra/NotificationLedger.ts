@@ -271,6 +271,7 @@ export class NotificationLedger extends Construct {
     this.archive = new AuditArchive(this, 'Archive', {
       ledger: this.tables.ledger,
       retentionDays: props.archiveRetentionDays ?? 365,
+      purposesJson,
       namedQueries: props.namedQueries ?? loadNamedQueries(),
       logRetention: props.logRetention,
     });
@@ -304,6 +305,7 @@ export class NotificationLedger extends Construct {
         Reconcile: this.reconciler.function.fn,
         Evidence: this.evidence.function.fn,
         Archive: this.archive.function.fn,
+        ArchiveMaintenance: this.archive.maintenance.fn,
       },
       archiver: this.archive.function.fn,
       reconcileStateMachine: this.reconciler.stateMachine,

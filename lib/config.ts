@@ -11,6 +11,9 @@ export const ENV = {
   suppressionTable: 'SENDPROOF_SUPPRESSION_TABLE',
   archiveBucket: 'SENDPROOF_ARCHIVE_BUCKET',
   archiveMirrorDir: 'SENDPROOF_ARCHIVE_MIRROR_DIR',
+  archiveRetentionDays: 'SENDPROOF_ARCHIVE_RETENTION_DAYS',
+  archiveFailuresUrl: 'SENDPROOF_ARCHIVE_FAILURES_URL',
+  digestKeyId: 'SENDPROOF_DIGEST_KEY_ID',
   queueUrl: 'SENDPROOF_QUEUE_URL',
   dlqUrl: 'SENDPROOF_DLQ_URL',
   contentHashKey: 'SENDPROOF_CONTENT_HASH_KEY',
@@ -48,6 +51,12 @@ export const ConfigSchema = z.object({
   suppressionTable: z.string().min(3).optional(),
   archiveBucket: z.string().min(3).optional(),
   archiveMirrorDir: z.string().optional(),
+  /** Object Lock days for a purpose that names no `archiveRetentionDays` (the bucket default). */
+  archiveRetentionDays: z.coerce.number().int().min(1).max(36_500).optional(),
+  /** The archiver's on-failure destination (SQS): batches given up after the retries, for the backfill. */
+  archiveFailuresUrl: optionalUrl,
+  /** KMS asymmetric key (RSA, SIGN_VERIFY) that signs the archive digests. */
+  digestKeyId: z.string().min(1).optional(),
   queueUrl: optionalUrl,
   dlqUrl: optionalUrl,
   /** Local/dev only; in AWS the key comes from Secrets Manager (contentHashSecretArn). */
@@ -142,6 +151,7 @@ export const FUNCTION_SETTINGS = {
   reconcile: ['ledgerTable', 'queueUrl'],
   evidence: ['ledgerTable'],
   archive: ['archiveBucket'],
+  archiveMaintenance: ['archiveBucket', 'ledgerTable', 'archiveFailuresUrl', 'digestKeyId'],
 } as const satisfies Record<string, ReadonlyArray<keyof Config>>;
 
 export type FunctionName = keyof typeof FUNCTION_SETTINGS;

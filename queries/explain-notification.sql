@@ -1,8 +1,27 @@
 -- name: explain-notification
 -- description: Full timeline of one notification: every transition of one dedupe key (or of every
 --   channel of one business event), in order, with actor, reason, transport and transport message id.
+-- param: tenant string Tenant (the archive is partitioned by tenant; one tenant per query)
+-- param: day_from string First day, YYYY-MM-DD (inclusive; prunes partitions)
+-- param: day_to string Last day, YYYY-MM-DD (inclusive)
 -- param: key string Readable dedupe key, or a business event id (all channels of that event)
-WITH wanted AS (SELECT ? AS k)
+WITH unique_transitions AS (
+  -- One row per transition: a retried stream batch can store a transition twice (under two batch
+  -- keys), and both copies carry the same dedupe_key, version and time. Prunes to one tenant, days.
+  SELECT *
+  FROM (
+    SELECT
+      *,
+      row_number() OVER (
+        PARTITION BY dedupe_key, version, transition_at_ms
+        ORDER BY stream_sequence_number
+      ) AS copy_number
+    FROM transitions
+    WHERE tenant = ? AND dt BETWEEN ? AND ?
+  ) copies
+  WHERE copy_number = 1
+),
+wanted AS (SELECT ? AS k)
 SELECT
   t.dedupe_key,
   t.version,
@@ -21,7 +40,7 @@ SELECT
   t.template_revision,
   t.content_hash,
   t.idempotency_key
-FROM transitions t
+FROM unique_transitions t
 CROSS JOIN wanted w
 WHERE t.dedupe_key = w.k OR t.event_id = w.k
 ORDER BY t.transition_at_ms, t.dedupe_key, t.version, t.stream_sequence_number

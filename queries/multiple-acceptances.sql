@@ -1,6 +1,26 @@
 -- name: multiple-acceptances
 -- description: Logical messages (one dedupe key = one message on one channel) that a provider accepted
---   more than once, e.g. a row re-created after its TTL and sent again. Should always be empty.
+--   more than once in the day range, e.g. a row re-created after its TTL and sent again. Should always
+--   be empty.
+-- param: tenant string Tenant (the archive is partitioned by tenant; one tenant per query)
+-- param: day_from string First day, YYYY-MM-DD (inclusive; prunes partitions)
+-- param: day_to string Last day, YYYY-MM-DD (inclusive)
+WITH unique_transitions AS (
+  -- One row per transition: a retried stream batch can store a transition twice (under two batch
+  -- keys), and both copies carry the same dedupe_key, version and time. Prunes to one tenant, days.
+  SELECT *
+  FROM (
+    SELECT
+      *,
+      row_number() OVER (
+        PARTITION BY dedupe_key, version, transition_at_ms
+        ORDER BY stream_sequence_number
+      ) AS copy_number
+    FROM transitions
+    WHERE tenant = ? AND dt BETWEEN ? AND ?
+  ) copies
+  WHERE copy_number = 1
+)
 SELECT
   dedupe_key,
   min(event_id) AS event_id,
@@ -10,7 +30,7 @@ SELECT
   array_agg(transport_message_id ORDER BY transition_at_ms) AS message_ids,
   min(transition_at) AS first_accepted_at,
   max(transition_at) AS last_accepted_at
-FROM transitions
+FROM unique_transitions
 WHERE to_state = 'accepted'
 GROUP BY dedupe_key
 HAVING count(*) > 1

@@ -4,6 +4,25 @@ import { loadNamedQueries } from '../../lib/archive/namedQueries.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 import { describeRow, findRows } from './status.js';
 
+interface ExplainOptions extends TargetOptions {
+  json?: boolean;
+  archiveDir?: string;
+  tenant: string;
+  from: string;
+  to?: string;
+}
+
+/** The archive partitions to search: a dedupe key's own tenant (its first segment), and a day range. */
+export const archiveScope = (
+  keyOrEvent: string,
+  options: Pick<ExplainOptions, 'tenant' | 'from' | 'to'>,
+  now: number = Date.now(),
+): [string, string, string] => [
+  keyOrEvent.includes(':') ? keyOrEvent.split(':')[0]! : options.tenant,
+  options.from,
+  options.to ?? new Date(now + 86_400_000).toISOString().slice(0, 10),
+];
+
 /**
  * The ledger row (current state, while its TTL lasts) next to the archived timeline (append-only, kept
  * under Object Lock long after the row is gone), for one dedupe key or every row of an event.
@@ -14,8 +33,15 @@ export const register = (program: Command): void => {
       .command('explain <keyOrEventId>')
       .description('timeline of a notification from the ledger and from the compliance archive')
       .option('--archive-dir <dir>', 'local archive folder (default: from .local/state.json)')
+      .option(
+        '--tenant <tenant>',
+        "tenant of an event id (a dedupe key names its own; default: the ledger row's, else default)",
+        'default',
+      )
+      .option('--from <day>', 'first archive day searched, YYYY-MM-DD', '2000-01-01')
+      .option('--to <day>', 'last archive day searched, YYYY-MM-DD (default: tomorrow, UTC)')
       .option('--json', 'machine-readable output'),
-  ).action(async (keyOrEvent: string, options: TargetOptions & { json?: boolean; archiveDir?: string }) => {
+  ).action(async (keyOrEvent: string, options: ExplainOptions) => {
     const { ledger, target } = ledgerFor(options);
     const rows = await findRows(ledger, keyOrEvent);
     const archiveDir = options.archiveDir ?? target.archiveDir;
@@ -29,7 +55,13 @@ export const register = (program: Command): void => {
         );
       const audit = await DuckDbAudit.open(archiveDir);
       try {
-        archived = (await audit.runNamed(query, [keyOrEvent])).rows;
+        // An event id names no tenant: take the ledger rows' (while they last), else --tenant.
+        const tenant = rows[0]?.pk.split(':')[0];
+        const scope = archiveScope(
+          keyOrEvent,
+          tenant && options.tenant === 'default' ? { ...options, tenant } : options,
+        );
+        archived = (await audit.runNamed(query, [...scope, keyOrEvent])).rows;
       } finally {
         audit.close();
       }

@@ -15,6 +15,7 @@ const endpointsOf = (s: LocalEndpoints): LocalEndpoints => ({
   dlqUrl: s.dlqUrl,
   s3: s.s3,
   bucket: s.bucket,
+  archiveFailuresUrl: s.archiveFailuresUrl,
   ses: s.ses,
   simulator: s.simulator,
   archiveDir: s.archiveDir,

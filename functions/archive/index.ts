@@ -5,6 +5,7 @@ import { createArchiver } from '../../lib/archive/archiver.js';
 import { s3Client } from '../../lib/aws/clients.js';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { ConfigurationError } from '../../lib/domain/errors.js';
+import { archiveRetentionDaysOf, PurposeRegistry } from '../../lib/domain/purposes.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 
 /**
@@ -25,6 +26,10 @@ const archive = createArchiver({
   bucket: config.archiveBucket,
   ...(config.archiveMirrorDir ? { mirrorDir: config.archiveMirrorDir } : {}),
   logger,
+  retentionDaysOf: archiveRetentionDaysOf(
+    PurposeRegistry.withOverrides(config.purposes),
+    config.archiveRetentionDays ?? 365,
+  ),
   onArchived: (count) => metrics.addMetric(METRIC.transitionsArchived, MetricUnit.Count, count),
 });
 

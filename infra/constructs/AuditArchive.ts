@@ -2,20 +2,29 @@ import { Duration, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as athena from 'aws-cdk-lib/aws-athena';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as glue from 'aws-cdk-lib/aws-glue';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ARCHIVE_BATCHING } from '../../lib/archive/archiver.js';
+import { DIGEST_PREFIX } from '../../lib/archive/digest.js';
 import type { NamedQuery } from '../../lib/archive/namedQueries.js';
 import {
   ARCHIVE_COLUMNS,
   ARCHIVE_PARTITION,
+  ARCHIVE_PARTITIONS,
   ARCHIVE_PREFIX,
   ARCHIVE_TABLE,
+  ARCHIVE_TENANT_PARTITION,
 } from '../../lib/archive/schema.js';
-import { acknowledge } from '../nag.js';
+import { ENV } from '../../lib/config.js';
+import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { SendproofFunction } from './SendproofFunction.js';
 
 export interface AuditArchiveProps {
@@ -23,6 +32,8 @@ export interface AuditArchiveProps {
   /** Default Object Lock retention, in days, in COMPLIANCE mode: nobody, root included, can shorten it. */
   retentionDays: number;
   namedQueries: readonly NamedQuery[];
+  /** The deployment's purpose policies (JSON, as ENV.purposes): each purpose's archive retention. */
+  purposesJson?: string;
   /** Oldest stream record the archiver still tries; older ones go to the failure queue. */
   maxRecordAge?: Duration;
   logRetention?: logs.RetentionDays;
@@ -32,6 +43,8 @@ export interface AuditArchiveProps {
 
 /** Retries of a failing stream batch before it is bisected away to the failure queue. */
 export const ARCHIVE_RETRY_ATTEMPTS = 10;
+
+export { ARCHIVE_BATCHING } from '../../lib/archive/archiver.js';
 
 /**
  * The audit trail: ledger stream → archiver → Object Lock bucket (JSON Lines, gzip, one Hive partition per
@@ -44,6 +57,11 @@ export class AuditArchive extends Construct {
   readonly accessLogsBucket: s3.Bucket;
   readonly function: SendproofFunction;
   readonly failureQueue: sqs.Queue;
+  /** Hourly: backfills batches from the failure queue, then signs digests of new objects. */
+  readonly maintenance: SendproofFunction;
+  /** RSA key (SIGN_VERIFY) whose private half never leaves KMS; verifiers fetch the public half. */
+  readonly digestKey: kms.Key;
+  readonly maintenanceSchedule: scheduler.Schedule;
   readonly database: glue.CfnDatabase;
   readonly table: glue.CfnTable;
   readonly workGroup: athena.CfnWorkGroup;
@@ -105,6 +123,8 @@ export class AuditArchive extends Construct {
       timeout: Duration.minutes(1),
       logRetention: props.logRetention,
     }).bindArchiveWriter(this.bucket, ARCHIVE_PREFIX);
+    this.function.setEnv(ENV.archiveRetentionDays, String(props.retentionDays));
+    if (props.purposesJson) this.function.setEnv(ENV.purposes, props.purposesJson);
     this.failureQueue = new sqs.Queue(this, 'FailedBatches', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -118,8 +138,8 @@ export class AuditArchive extends Construct {
     this.function.fn.addEventSource(
       new DynamoEventSource(props.ledger, {
         startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        maxBatchingWindow: Duration.seconds(5),
+        batchSize: ARCHIVE_BATCHING.batchSize,
+        maxBatchingWindow: Duration.seconds(ARCHIVE_BATCHING.maxBatchingWindowSeconds),
         bisectBatchOnError: true,
         retryAttempts: ARCHIVE_RETRY_ATTEMPTS,
         maxRecordAge: props.maxRecordAge ?? Duration.hours(12),
@@ -132,8 +152,81 @@ export class AuditArchive extends Construct {
     // dynamodb:ListStreams (Resource "*") is covered by the role's Resource::* acknowledgement in
     // SendproofFunction, whose reason names it; the other stream actions are scoped to the ledger stream.
 
-    // Glue database + table over transitions/dt=YYYY-MM-DD/*.jsonl.gz with partition projection: no
-    // crawler, no MSCK REPAIR, a new day is queryable the moment its first object lands.
+    // Digests and backfill: one hourly function. It signs with a KMS asymmetric key (Sign only; the
+    // private key never leaves KMS), reads the archive and writes digests/ and backfill objects, reads the
+    // failure queue and Scans the ledger (the backfill finds rows by time; nothing else may Scan).
+    this.digestKey = new kms.Key(this, 'DigestKey', {
+      description: 'Signs Sendproof archive digests (RSASSA_PSS_SHA_256)',
+      keySpec: kms.KeySpec.RSA_2048,
+      keyUsage: kms.KeyUsage.SIGN_VERIFY,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.maintenance = new SendproofFunction(this, 'Maintenance', {
+      entry: 'functions/archive-maintenance/index.ts',
+      description: 'Backfills archive batches the archiver gave up on, then signs digests of new objects',
+      timeout: Duration.minutes(10),
+      logRetention: props.logRetention,
+    });
+    const maintenanceRole = this.maintenance.role;
+    this.maintenance
+      .setEnv(ENV.archiveBucket, this.bucket.bucketName)
+      .setEnv(ENV.ledgerTable, props.ledger.tableName)
+      .setEnv(ENV.archiveFailuresUrl, this.failureQueue.queueUrl)
+      .setEnv(ENV.digestKeyId, this.digestKey.keyArn)
+      .setEnv(ENV.archiveRetentionDays, String(props.retentionDays));
+    if (props.purposesJson) this.maintenance.setEnv(ENV.purposes, props.purposesJson);
+    this.digestKey.grant(maintenanceRole, 'kms:Sign');
+    this.failureQueue.grantConsumeMessages(maintenanceRole);
+    const archived = this.bucket.arnForObjects(`${ARCHIVE_PREFIX}*`);
+    const digests = this.bucket.arnForObjects(`${DIGEST_PREFIX}*`);
+    maintenanceRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'LedgerScanForBackfill',
+        actions: ['dynamodb:Scan'],
+        resources: [props.ledger.tableArn],
+      }),
+    );
+    maintenanceRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'ArchiveReadWriteForDigests',
+        actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectRetention'],
+        resources: [archived, digests],
+      }),
+    );
+    maintenanceRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'ArchiveList',
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${ARCHIVE_PREFIX}*`, `${DIGEST_PREFIX}*`] } },
+      }),
+    );
+    for (const resource of [archived, digests])
+      acknowledgeWildcardResource(
+        maintenanceRole,
+        resource,
+        'Digests hash every archive object of a partition and are written under digests/; keys are not known in advance.',
+      );
+    this.maintenanceSchedule = new scheduler.Schedule(this, 'MaintenanceSchedule', {
+      description: 'Archive backfill and signed digests, hourly',
+      schedule: scheduler.ScheduleExpression.rate(Duration.hours(1)),
+      target: new schedulerTargets.LambdaInvoke(this.maintenance.fn, {
+        input: scheduler.ScheduleTargetInput.fromObject({}),
+        retryAttempts: 2,
+      }),
+    });
+    // The scheduler's target role is a stack-level singleton; LambdaInvoke grants the function and its
+    // versions (`<arn>:*`).
+    acknowledgeWildcardResource(
+      stack,
+      `${this.maintenance.fn.functionArn}:*`,
+      'EventBridge Scheduler may invoke the maintenance function and its versions; nothing else.',
+    );
+
+    // Glue database + table over transitions/tenant=T/dt=YYYY-MM-DD/*.jsonl.gz with partition projection:
+    // no crawler, no MSCK REPAIR, a new day is queryable the moment its first object lands. `tenant` is
+    // injected: Athena refuses a query without `tenant = <value>`, so one tenant's audit never lists
+    // another tenant's objects, and a new tenant needs no deployment.
     // Unique per construct instance, so two ledgers in one account/stack do not share a catalog database.
     const databaseName = Names.uniqueResourceName(this, { maxLength: 64, separator: '_' })
       .toLowerCase()
@@ -150,17 +243,18 @@ export class AuditArchive extends Construct {
         name: ARCHIVE_TABLE,
         description: 'One line per ledger transition (lib/archive/schema.ts)',
         tableType: 'EXTERNAL_TABLE',
-        partitionKeys: [{ name: ARCHIVE_PARTITION.name, type: ARCHIVE_PARTITION.type }],
+        partitionKeys: ARCHIVE_PARTITIONS.map((p) => ({ name: p.name, type: p.type })),
         parameters: {
           classification: 'json',
           compressionType: 'gzip',
           'projection.enabled': 'true',
+          [`projection.${ARCHIVE_TENANT_PARTITION.name}.type`]: 'injected',
           [`projection.${ARCHIVE_PARTITION.name}.type`]: 'date',
           [`projection.${ARCHIVE_PARTITION.name}.format`]: ARCHIVE_PARTITION.format,
           [`projection.${ARCHIVE_PARTITION.name}.range`]: `${props.projectionStartDate ?? '2025-01-01'},NOW`,
           [`projection.${ARCHIVE_PARTITION.name}.interval`]: '1',
           [`projection.${ARCHIVE_PARTITION.name}.interval.unit`]: 'DAYS',
-          'storage.location.template': `${location}${ARCHIVE_PARTITION.name}=\${${ARCHIVE_PARTITION.name}}/`,
+          'storage.location.template': `${location}${ARCHIVE_PARTITIONS.map((p) => `${p.name}=\${${p.name}}`).join('/')}/`,
         },
         storageDescriptor: {
           location,

@@ -217,7 +217,8 @@ export class SendproofFunction extends Construct {
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: 'ArchivePutOnly',
-        actions: ['s3:PutObject'],
+        // PutObjectRetention: each object carries its purpose's COMPLIANCE retain-until date.
+        actions: ['s3:PutObject', 's3:PutObjectRetention'],
         resources: [objects],
       }),
     );

@@ -12,8 +12,10 @@ import { type BoundValue, bindArguments, type NamedQuery } from './namedQueries.
 import {
   ARCHIVE_COLUMNS,
   ARCHIVE_PARTITION,
+  ARCHIVE_PARTITIONS,
   ARCHIVE_PREFIX,
   ARCHIVE_TABLE,
+  ARCHIVE_TENANT_PARTITION,
   duckDbColumnsLiteral,
   duckDbType,
 } from './schema.js';
@@ -39,25 +41,35 @@ export const DUCKDB_COMPAT_MACROS = ['CREATE MACRO approx_percentile(x, p) AS qu
 export const hasArchiveObjects = (archiveDir: string): boolean => {
   const root = join(archiveDir, ARCHIVE_PREFIX);
   if (!existsSync(root)) return false;
-  return readdirSync(root, { withFileTypes: true }).some(
-    (entry) =>
-      entry.isDirectory() &&
-      entry.name.startsWith(`${ARCHIVE_PARTITION.name}=`) &&
-      readdirSync(join(root, entry.name)).some((file) => file.endsWith('.jsonl.gz')),
+  const dirs = (path: string, prefix: string) =>
+    readdirSync(path, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && entry.name.startsWith(`${prefix}=`))
+      .map((entry) => join(path, entry.name));
+  return dirs(root, ARCHIVE_TENANT_PARTITION.name).some((tenant) =>
+    dirs(tenant, ARCHIVE_PARTITION.name).some((day) =>
+      readdirSync(day).some((file) => file.endsWith('.jsonl.gz')),
+    ),
   );
 };
 
 /** The `transitions` view over the local archive folder, typed by ARCHIVE_COLUMNS (same as Glue). */
 export const transitionsViewSql = (archiveDir: string): string => {
-  const glob = join(archiveDir, ARCHIVE_PREFIX, `${ARCHIVE_PARTITION.name}=*`, '*.jsonl.gz');
-  return `CREATE OR REPLACE VIEW ${ARCHIVE_TABLE} AS SELECT * FROM read_json(${sqlString(glob)}, format = 'newline_delimited', compression = 'gzip', columns = ${duckDbColumnsLiteral()}, hive_partitioning = true, hive_types = {'${ARCHIVE_PARTITION.name}': 'VARCHAR'})`;
+  const glob = join(
+    archiveDir,
+    ARCHIVE_PREFIX,
+    `${ARCHIVE_TENANT_PARTITION.name}=*`,
+    `${ARCHIVE_PARTITION.name}=*`,
+    '*.jsonl.gz',
+  );
+  const hiveTypes = ARCHIVE_PARTITIONS.map((p) => `'${p.name}': 'VARCHAR'`).join(', ');
+  return `CREATE OR REPLACE VIEW ${ARCHIVE_TABLE} AS SELECT * FROM read_json(${sqlString(glob)}, format = 'newline_delimited', compression = 'gzip', columns = ${duckDbColumnsLiteral()}, hive_partitioning = true, hive_types = {${hiveTypes}})`;
 };
 
 // An empty archive still answers every query (with no rows) instead of failing on an empty glob.
 const emptyTableSql = (): string =>
   `CREATE OR REPLACE TABLE ${ARCHIVE_TABLE} (${[
     ...ARCHIVE_COLUMNS.map((c) => `${c.name} ${duckDbType(c.type)}`),
-    `${ARCHIVE_PARTITION.name} VARCHAR`,
+    ...ARCHIVE_PARTITIONS.map((p) => `${p.name} VARCHAR`),
   ].join(', ')})`;
 
 const INTEGER_TYPES = new Set<DuckDBTypeId>([
@@ -84,7 +96,7 @@ const normalise = (value: Json, type: DuckDBType): Json => {
 
 /**
  * The local audit engine: an in-memory DuckDB whose `transitions` view reads the archive folder (the
- * same gzip JSON Lines objects the archiver puts in S3, Hive-partitioned by `dt`).
+ * same gzip JSON Lines objects the archiver puts in S3, Hive-partitioned by `tenant` and `dt`).
  */
 export class DuckDbAudit {
   private constructor(

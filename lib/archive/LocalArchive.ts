@@ -1,7 +1,7 @@
 import { CreateBucketCommand, S3ServiceException } from '@aws-sdk/client-s3';
 import { dynamoClient, dynamoStreamsClient, s3Client } from '../aws/clients.js';
-import { type ArchiveLogger, createArchiver } from './archiver.js';
-import { LocalStreamPoller } from './LocalStreamPoller.js';
+import { type ArchiveLogger, createArchiver, type RetentionDaysOf } from './archiver.js';
+import { type FailedBatchInfo, LocalStreamPoller } from './LocalStreamPoller.js';
 
 export interface LocalArchiveOptions {
   region: string;
@@ -15,14 +15,29 @@ export interface LocalArchiveOptions {
   mirrorDir: string;
   logger: ArchiveLogger;
   intervalMs?: number;
+  /** Event-source settings, mirrored (defaults: LOCAL_ARCHIVE_BATCHING). */
+  batchSize?: number;
+  maxBatchingWindowMs?: number;
+  retryAttempts?: number;
+  /** The on-failure destination: receives the coordinates of a batch given up after the retries. */
+  onFailure?: (batch: FailedBatchInfo) => Promise<void> | void;
+  retentionDaysOf?: RetentionDaysOf;
+  /** The S3 client (default: one for s3Endpoint); tests pass one that refuses writes. */
+  s3?: ReturnType<typeof s3Client>;
 }
+
+/**
+ * The local event-source settings: the AWS mapping batches up to 1,000 records for up to 60 s
+ * (infra/constructs/AuditArchive.ts); locally the window is 2 s so the demo's archive fills in moments.
+ */
+export const LOCAL_ARCHIVE_BATCHING = { batchSize: 1000, maxBatchingWindowMs: 2_000 } as const;
 
 /**
  * Local mode's archiver: the same handler as the Lambda, fed by a poller on DynamoDB Local's stream,
  * writing to the local S3 bucket (created if missing) and the mirror folder. Stop it with `stop()`.
  */
 export const startLocalArchive = async (options: LocalArchiveOptions): Promise<LocalStreamPoller> => {
-  const s3 = s3Client({ region: options.region, endpoint: options.s3Endpoint });
+  const s3 = options.s3 ?? s3Client({ region: options.region, endpoint: options.s3Endpoint });
   try {
     await s3.send(new CreateBucketCommand({ Bucket: options.bucket }));
   } catch (error) {
@@ -40,8 +55,13 @@ export const startLocalArchive = async (options: LocalArchiveOptions): Promise<L
       bucket: options.bucket,
       mirrorDir: options.mirrorDir,
       logger: options.logger,
+      ...(options.retentionDaysOf ? { retentionDaysOf: options.retentionDaysOf } : {}),
     }),
     logger: options.logger,
+    batchSize: options.batchSize ?? LOCAL_ARCHIVE_BATCHING.batchSize,
+    maxBatchingWindowMs: options.maxBatchingWindowMs ?? LOCAL_ARCHIVE_BATCHING.maxBatchingWindowMs,
+    ...(options.retryAttempts !== undefined ? { retryAttempts: options.retryAttempts } : {}),
+    ...(options.onFailure ? { onFailure: options.onFailure } : {}),
     ...(options.intervalMs ? { intervalMs: options.intervalMs } : {}),
   });
   poller.start();

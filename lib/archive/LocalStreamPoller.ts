@@ -19,9 +19,33 @@ export interface LocalStreamPollerOptions {
   region?: string;
   /** Pause between polling rounds. */
   intervalMs?: number;
-  /** GetRecords limit, like the event source's batch size. */
+  /** Most records per handler call, like the event source's batch size (GetRecords allows 1,000). */
   batchSize?: number;
+  /**
+   * Like the event source's MaximumBatchingWindowInSeconds: records are held until `batchSize` have
+   * gathered or the first held one has waited this long. 0 hands every GetRecords page over at once.
+   */
+  maxBatchingWindowMs?: number;
+  /**
+   * Like the event source's MaximumRetryAttempts: after this many failed retries of the same batch the
+   * poller gives up on it, hands its coordinates to `onFailure` (the on-failure destination) and moves on.
+   * Unset: retry for ever.
+   */
+  retryAttempts?: number;
+  onFailure?: (batch: FailedBatchInfo) => Promise<void> | void;
   logger?: ArchiveLogger;
+  now?: () => number;
+}
+
+/** What Lambda's on-failure destination receives for a stream batch (`DDBStreamBatchInfo`): coordinates. */
+export interface FailedBatchInfo {
+  shardId: string;
+  startSequenceNumber: string;
+  endSequenceNumber: string;
+  approximateArrivalOfFirstRecord: string;
+  approximateArrivalOfLastRecord: string;
+  batchSize: number;
+  streamArn: string;
 }
 
 interface ShardCursor {
@@ -29,6 +53,13 @@ interface ShardCursor {
   iterator?: string;
   /** Where to resume when a new iterator is needed (after a failure or an expired iterator). */
   resume?: { type: 'AT_SEQUENCE_NUMBER' | 'AFTER_SEQUENCE_NUMBER'; sequence: string };
+  /** Records read but not yet handed over (the batching window). */
+  pending: _Record[];
+  pendingSince: number;
+  /** The sequence number the last failed batch started at, and how often it failed in a row. */
+  failing?: { sequence: string; count: number };
+  /** The shard returned no next iterator: it is closed and fully read once `pending` is handed over. */
+  closed?: boolean;
   done: boolean;
 }
 
@@ -76,11 +107,24 @@ export class LocalStreamPoller {
   private readonly region: string;
   private readonly intervalMs: number;
   private readonly batchSize: number;
+  private readonly windowMs: number;
+  private readonly now: () => number;
 
   constructor(private readonly options: LocalStreamPollerOptions) {
     this.region = options.region ?? 'us-east-1';
     this.intervalMs = options.intervalMs ?? 200;
-    this.batchSize = options.batchSize ?? 100;
+    this.batchSize = Math.min(options.batchSize ?? 100, 1000);
+    this.windowMs = options.maxBatchingWindowMs ?? 0;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Hands every held record over now (e.g. before stopping), ignoring the batching window. */
+  async flush(): Promise<number> {
+    await this.discoverShards();
+    let accepted = 0;
+    for (const [shardId, cursor] of this.shards)
+      if (cursor.pending.length > 0) accepted += await this.dispatch(shardId, cursor);
+    return accepted;
   }
 
   /** The table's current stream ARN (the table must have a stream). */
@@ -147,6 +191,8 @@ export class LocalStreamPoller {
         if (!shard.ShardId || this.shards.has(shard.ShardId)) continue;
         this.shards.set(shard.ShardId, {
           ...(shard.ParentShardId ? { parent: shard.ParentShardId } : {}),
+          pending: [],
+          pendingSince: 0,
           done: false,
         });
       }
@@ -168,51 +214,96 @@ export class LocalStreamPoller {
   }
 
   private async pollShard(shardId: string, cursor: ShardCursor): Promise<number> {
-    const iterator = await this.iteratorFor(shardId, cursor);
-    if (!iterator) {
-      cursor.done = true;
+    if (!cursor.closed && cursor.pending.length < this.batchSize) {
+      const iterator = await this.iteratorFor(shardId, cursor);
+      if (!iterator) {
+        cursor.closed = true;
+      } else {
+        let out: Awaited<ReturnType<typeof this.getRecords>>;
+        try {
+          out = await this.getRecords(iterator, this.batchSize - cursor.pending.length);
+        } catch (error) {
+          // An expired or trimmed iterator: ask for a fresh one from the last resume point next round
+          // (the held records are read again from there).
+          cursor.iterator = undefined;
+          cursor.pending = [];
+          throw error;
+        }
+        const records = out.Records ?? [];
+        if (records.length > 0 && cursor.pending.length === 0) cursor.pendingSince = this.now();
+        cursor.pending.push(...records);
+        cursor.iterator = out.NextShardIterator;
+        if (!out.NextShardIterator) cursor.closed = true;
+      }
+    }
+    if (cursor.pending.length === 0) {
+      if (cursor.closed) cursor.done = true;
       return 0;
     }
-    let out: Awaited<ReturnType<typeof this.getRecords>>;
-    try {
-      out = await this.getRecords(iterator);
-    } catch (error) {
-      // An expired or trimmed iterator: ask for a fresh one from the last resume point next round.
-      cursor.iterator = undefined;
-      throw error;
-    }
-    const records = out.Records ?? [];
-    if (records.length === 0) {
-      cursor.iterator = out.NextShardIterator;
-      if (!out.NextShardIterator) cursor.done = true;
-      return 0;
-    }
+    const full = cursor.pending.length >= this.batchSize;
+    const waited = this.now() - cursor.pendingSince >= this.windowMs;
+    if (!full && !waited && !cursor.closed) return 0;
+    return this.dispatch(shardId, cursor);
+  }
+
+  private async dispatch(shardId: string, cursor: ShardCursor): Promise<number> {
+    const records = cursor.pending;
+    cursor.pending = [];
     const event: DynamoDBStreamEvent = {
       Records: records.map((r) => toLambdaRecord(r, this.options.streamArn, this.region)),
     };
     const firstFailed = await this.firstFailure(event);
     if (firstFailed !== undefined) {
+      const index = Math.max(
+        records.findIndex((r) => r.dynamodb?.SequenceNumber === firstFailed),
+        0,
+      );
+      const count = cursor.failing?.sequence === firstFailed ? cursor.failing.count + 1 : 1;
+      cursor.iterator = undefined;
+      cursor.closed = false;
+      if (this.options.retryAttempts !== undefined && count > this.options.retryAttempts) {
+        // Retries exhausted: like the event source, send the failed records' coordinates to the failure
+        // destination and continue after them. The transitions are NOT archived: the backfill must.
+        const failed = records.slice(index);
+        const arrival = (r: _Record | undefined) =>
+          (r?.dynamodb?.ApproximateCreationDateTime ?? new Date(this.now())).toISOString();
+        await this.options.onFailure?.({
+          shardId,
+          startSequenceNumber: firstFailed,
+          endSequenceNumber: failed[failed.length - 1]?.dynamodb?.SequenceNumber ?? firstFailed,
+          approximateArrivalOfFirstRecord: arrival(failed[0]),
+          approximateArrivalOfLastRecord: arrival(failed[failed.length - 1]),
+          batchSize: failed.length,
+          streamArn: this.options.streamArn,
+        });
+        this.options.logger?.error('stream records given up after the retry budget', {
+          shardId,
+          sequenceNumber: firstFailed,
+          records: failed.length,
+        });
+        cursor.failing = undefined;
+        const last = records[records.length - 1]?.dynamodb?.SequenceNumber;
+        if (last) cursor.resume = { type: 'AFTER_SEQUENCE_NUMBER', sequence: last };
+        return index;
+      }
       this.options.logger?.warn('stream records failed; reading them again next round', {
         shardId,
         sequenceNumber: firstFailed,
       });
       // Like the event source: checkpoint before the first failure and read it again next round.
-      cursor.iterator = undefined;
+      cursor.failing = { sequence: firstFailed, count };
       cursor.resume = { type: 'AT_SEQUENCE_NUMBER', sequence: firstFailed };
-      const index = records.findIndex((r) => r.dynamodb?.SequenceNumber === firstFailed);
-      return Math.max(index, 0);
+      return index;
     }
+    cursor.failing = undefined;
     const last = records[records.length - 1]?.dynamodb?.SequenceNumber;
     if (last) cursor.resume = { type: 'AFTER_SEQUENCE_NUMBER', sequence: last };
-    cursor.iterator = out.NextShardIterator;
-    if (!out.NextShardIterator) cursor.done = true;
+    if (cursor.closed) cursor.done = true;
     return records.length;
   }
 
-  private getRecords(iterator: string) {
-    return this.options.streams.send(
-      new GetRecordsCommand({ ShardIterator: iterator, Limit: this.batchSize }),
-    );
+  private getRecords(iterator: string, limit: number) {
+    return this.options.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: limit }));
   }
 
   /** The lowest sequence number the handler reported (or, when it threw, the first record's). */

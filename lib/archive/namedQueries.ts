@@ -31,6 +31,30 @@ export interface NamedQuery {
 
 export const QUERIES_DIR = fileURLToPath(new URL('../../queries/', import.meta.url));
 
+/**
+ * How every named query begins: the one read of `transitions`, pinned to one tenant (equality, as
+ * Athena's injected projection requires) and a `dt` range (partition pruning), keeping one copy of each
+ * transition. A transition stored twice (a regrouped stream retry) has the same dedupe key, version and
+ * time in both copies; a row re-created after its TTL has new times, so its transitions stay distinct.
+ * The test suite asserts every file in `queries/` starts with exactly this text.
+ */
+export const UNIQUE_TRANSITIONS_CTE = `WITH unique_transitions AS (
+  -- One row per transition: a retried stream batch can store a transition twice (under two batch
+  -- keys), and both copies carry the same dedupe_key, version and time. Prunes to one tenant, days.
+  SELECT *
+  FROM (
+    SELECT
+      *,
+      row_number() OVER (
+        PARTITION BY dedupe_key, version, transition_at_ms
+        ORDER BY stream_sequence_number
+      ) AS copy_number
+    FROM transitions
+    WHERE tenant = ? AND dt BETWEEN ? AND ?
+  ) copies
+  WHERE copy_number = 1
+)`;
+
 export class NamedQueryError extends Error {
   constructor(message: string) {
     super(message);

@@ -15,15 +15,17 @@ export interface ArchiveColumn {
   comment: string;
 }
 
-/** Bumped when a column is added; old objects keep their own value so a reader can tell them apart. */
-export const ARCHIVE_SCHEMA_VERSION = 1;
+/**
+ * Bumped when the line format changes; old objects keep their own value so a reader can tell them apart.
+ * 2: one object per stream batch and partition; `tenant` moved from the line into the path (a partition).
+ */
+export const ARCHIVE_SCHEMA_VERSION = 2;
 
 export const ARCHIVE_COLUMNS = [
   { name: 'schema_version', type: 'int', comment: 'Archive line format version' },
   { name: 'dedupe_key', type: 'string', comment: 'Readable dedupe key (ledger partition key)' },
   { name: 'record_kind', type: 'string', comment: 'delivery | blocked | invalid' },
   { name: 'event_id', type: 'string', comment: 'Business event id' },
-  { name: 'tenant', type: 'string', comment: 'Tenant' },
   { name: 'purpose', type: 'string', comment: 'Registered purpose' },
   { name: 'channel', type: 'string', comment: 'email | sms' },
   { name: 'recipient_ref', type: 'string', comment: 'Opaque recipient reference (never an address)' },
@@ -60,14 +62,29 @@ export type ArchiveColumnName = (typeof ARCHIVE_COLUMNS)[number]['name'];
 type ValueOf<T extends ArchiveColumnType> = T extends 'string' ? string : number;
 
 /** One archived line: every column present, `null` when the row did not have the value. */
-export type ArchiveRecord = {
+export type ArchiveLine = {
   [C in (typeof ARCHIVE_COLUMNS)[number] as C['name']]: ValueOf<C['type']> | null;
 };
 
-/** The partition column. Athena projects it (`yyyy-MM-dd`); DuckDB reads it from the Hive-style path. */
-export const ARCHIVE_PARTITION = { name: 'dt', type: 'string', format: 'yyyy-MM-dd' } as const;
+/** One transition as derived from a stream image: the line plus the tenant, which becomes its partition. */
+export type ArchiveRecord = ArchiveLine & { tenant: string | null };
 
-/** Every archived object lives under this prefix: `transitions/dt=YYYY-MM-DD/<sequence>.jsonl.gz`. */
+/**
+ * The partition columns, outermost first. Athena projects both (`tenant` injected: every query must name
+ * one tenant with an equality, so a tenant's audit never lists another tenant's objects; `dt` as a date
+ * range); DuckDB reads both from the Hive-style path.
+ */
+export const ARCHIVE_TENANT_PARTITION = { name: 'tenant', type: 'string' } as const;
+export const ARCHIVE_PARTITION = { name: 'dt', type: 'string', format: 'yyyy-MM-dd' } as const;
+export const ARCHIVE_PARTITIONS = [ARCHIVE_TENANT_PARTITION, ARCHIVE_PARTITION] as const;
+
+/** The partition of a transition whose row carries no tenant (tenants start with a letter or digit). */
+export const NO_TENANT = '_none';
+
+/**
+ * Every archived object lives under this prefix:
+ * `transitions/tenant=<tenant>/dt=YYYY-MM-DD/<first sequence>-<last sequence>.jsonl.gz`.
+ */
 export const ARCHIVE_PREFIX = 'transitions/';
 
 /** The table name every named query uses, in Athena (Glue) and DuckDB alike. */

@@ -39,6 +39,11 @@ export const PurposePolicySchema = z.strictObject({
       message: `must be at least ${FINAL_ROW_RETENTION_FLOOR_DAYS} days (the intake DLQ keeps a message ${INTAKE_QUEUE.retentionDays} days, and a redriven one can still be received for ${INTAKE_QUEUE.intakeRetentionDays} more); a shorter retention lets a redrive after the row's TTL claim again and resend`,
     })
     .max(3650),
+  /**
+   * Days each archived transition stays under Object Lock (COMPLIANCE retain-until = transition time +
+   * this). Unset: the deployment's archive default (`archiveRetentionDays`, 365).
+   */
+  archiveRetentionDays: z.number().int().min(1).max(36_500).optional(),
 });
 export type PurposePolicy = z.infer<typeof PurposePolicySchema>;
 
@@ -64,6 +69,8 @@ export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
     defaultDelivery: 'all',
     attachments: 'email-only',
     retentionDays: 400,
+    // Receipts are financial records: kept about seven years.
+    archiveRetentionDays: 2_557,
   },
   {
     purpose: 'health-report',
@@ -113,6 +120,12 @@ export class PurposeRegistry {
 }
 
 const MS_PER_DAY = 86_400_000;
+
+/** Object Lock days of an archived transition of this purpose (unknown purposes get the default). */
+export const archiveRetentionDaysOf =
+  (registry: PurposeRegistry, defaultDays: number) =>
+  (purpose: string | null): number =>
+    (purpose ? registry.find(purpose)?.archiveRetentionDays : undefined) ?? defaultDays;
 
 /** The DynamoDB TTL (epoch seconds) for a row that became final at `now`, under its purpose's retention. */
 export const retentionTtl = (policy: Pick<PurposePolicy, 'retentionDays'>, now: number): number =>

@@ -23,6 +23,8 @@ export interface LocalEndpoints {
   dlqUrl: string;
   s3: string;
   bucket: string;
+  /** The archiver's on-failure destination: batches given up after the retries (for the backfill). */
+  archiveFailuresUrl: string;
   ses: string;
   simulator: string;
   archiveDir: string;
@@ -140,6 +142,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         },
       }),
     );
+    const archiveFailures = await sqs.send(
+      new CreateQueueCommand({ QueueName: 'sendproof-archive-failures' }),
+    );
     const bucket = 'sendproof-archive';
     const attachmentsBucket = 'sendproof-attachments';
     const s3 = s3Client({ region, endpoint: awsLocal });
@@ -152,6 +157,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.suppressionTable]: suppressionTable,
       [ENV.archiveBucket]: bucket,
       [ENV.archiveMirrorDir]: archiveDir,
+      [ENV.archiveFailuresUrl]: archiveFailures.QueueUrl!,
       [ENV.queueUrl]: queue.QueueUrl!,
       [ENV.dlqUrl]: dlq.QueueUrl!,
       [ENV.emailTransport]: emailTransport,
@@ -203,6 +209,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       dlqUrl: dlq.QueueUrl!,
       s3: awsLocal,
       bucket,
+      archiveFailuresUrl: archiveFailures.QueueUrl!,
       ses: sesUrl,
       simulator: simulator.url,
       archiveDir,

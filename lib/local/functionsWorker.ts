@@ -7,9 +7,12 @@
  *   timer (as EventBridge Scheduler → Step Functions) ──► functions/reconcile handler, page by page
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { failureMessageOf } from '../archive/backfill.js';
 import { startLocalArchive } from '../archive/LocalArchive.js';
 import { sqsClient } from '../aws/clients.js';
 import { loadConfig, requireSettings } from '../config.js';
+import { archiveRetentionDaysOf, PurposeRegistry } from '../domain/purposes.js';
 import { SERVICE_NAME } from '../observability.js';
 import { LOCAL_TIMING } from '../queueDefinition.js';
 import { localLambdaContext } from './lambdaContext.js';
@@ -47,6 +50,21 @@ const archive = await startLocalArchive({
   mirrorDir: config.archiveMirrorDir ?? '.local/archive',
   logger,
   intervalMs: 250,
+  // As the AWS event source: 10 retries, then the batch's coordinates go to the failure queue.
+  retryAttempts: 10,
+  onFailure: async (batch) => {
+    if (!config.archiveFailuresUrl) {
+      logger.error('archive batch given up and no failure queue to record it', { ...batch });
+      return;
+    }
+    await sqsClient({ region: config.region, endpoint: config.endpointSqs }).send(
+      new SendMessageCommand({ QueueUrl: config.archiveFailuresUrl, MessageBody: failureMessageOf(batch) }),
+    );
+  },
+  retentionDaysOf: archiveRetentionDaysOf(
+    PurposeRegistry.withOverrides(config.purposes),
+    config.archiveRetentionDays ?? 365,
+  ),
 });
 
 // The scheduled reconcile workflow: invoke page after page while the handler says more remain (bounded
@@ -80,6 +98,7 @@ const shutdown = async () => {
   await archive.stop();
   await archive
     .pollOnce()
+    .then(() => archive.flush())
     .catch((error) => logger.error('final archive round failed', { error: String(error) }));
   process.exit(0);
 };

@@ -13,6 +13,7 @@ import { actionsOf, allowing, SES_AND_SMS, type Statement, statementsOf, synthSt
 const SYNTH_TIMEOUT = 120_000;
 /** Athena's placeholder in the location template, spelled without a template literal. */
 const PROJECTED_DT = ['$', '{dt}'].join('');
+const PROJECTED_TENANT = ['$', '{tenant}'].join('');
 
 describe('NotificationLedger synthesized with SES and SMS', () => {
   let stack: SendproofStack;
@@ -44,9 +45,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     ({ stack, template } = synthStack(SES_AND_SMS));
   }, SYNTH_TIMEOUT);
 
-  it('creates exactly the four Sendproof functions and no custom-resource functions', () => {
+  it('creates exactly the five Sendproof functions and no custom-resource functions', () => {
     // Assess
-    template.resourceCountIs('AWS::Lambda::Function', 4);
+    template.resourceCountIs('AWS::Lambda::Function', 5);
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
   });
@@ -54,7 +55,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
   it('runs every function on Node 22, arm64, traced, with the Powertools service and namespace', () => {
     // Assess
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(5);
     for (const fn of functions) {
       expect(fn.Properties.Runtime).toBe('nodejs24.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -76,7 +77,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
     );
     expect(roles).toBeDefined();
-    expect(lambdaRoles).toHaveLength(4);
+    expect(lambdaRoles).toHaveLength(5);
     for (const role of lambdaRoles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
 
@@ -116,6 +117,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       MaximumRecordAgeInSeconds: Match.anyValue(),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       StartingPosition: 'TRIM_HORIZON',
+      // One object per batch and partition: big batches, a long window.
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 60,
       DestinationConfig: {
         OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedBatches'), 'Arn'] } },
       },
@@ -190,22 +194,45 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     }
   });
 
-  it('declares the Glue table from ARCHIVE_COLUMNS with date projection on dt', () => {
+  it('declares the Glue table from ARCHIVE_COLUMNS with tenant injected and date projection on dt', () => {
     // Assess
     const table = Object.values(template.findResources('AWS::Glue::Table'))[0];
     const input = table?.Properties.TableInput;
     expect(
       input.StorageDescriptor.Columns.map((c: { Name: string; Type: string }) => [c.Name, c.Type]),
     ).toEqual(ARCHIVE_COLUMNS.map((c) => [c.name, c.type]));
-    expect(input.PartitionKeys).toEqual([{ Name: 'dt', Type: 'string' }]);
+    expect(input.PartitionKeys).toEqual([
+      { Name: 'tenant', Type: 'string' },
+      { Name: 'dt', Type: 'string' },
+    ]);
     expect(input.Parameters).toMatchObject({
       'projection.enabled': 'true',
+      'projection.tenant.type': 'injected',
       'projection.dt.type': 'date',
       'projection.dt.format': 'yyyy-MM-dd',
     });
     expect(JSON.stringify(input.Parameters['storage.location.template'])).toContain(
-      `/transitions/dt=${PROJECTED_DT}/`,
+      `/transitions/tenant=${PROJECTED_TENANT}/dt=${PROJECTED_DT}/`,
     );
+  });
+
+  it('signs archive digests with a KMS RSA key that only the hourly maintenance function may use, for Sign', () => {
+    // Assess
+    template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY' });
+    const keyId = Object.keys(
+      template.findResources('AWS::KMS::Key', { Properties: { KeySpec: 'RSA_2048' } }),
+    )[0]!;
+    const policies = Object.values(template.findResources('AWS::IAM::Policy'));
+    const signers = policies.filter((p) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes(`"kms:Sign"`),
+    );
+    expect(signers).toHaveLength(1);
+    expect(JSON.stringify(signers[0]!.Properties.PolicyDocument)).toContain(keyId);
+    expect(JSON.stringify(signers[0]!.Properties.Roles)).toContain('Maintenance');
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(1 hour)',
+      Target: Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('Maintenance'), 'Arn'] } }),
+    });
   });
 
   it('enforces the Athena result location in a separate bucket and registers every named query', () => {
@@ -280,7 +307,10 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(actionsOf(statements).filter((a) => a.startsWith('ses:') || a.startsWith('sms-voice:'))).toEqual(
       [],
     );
-    expect(actionsOf(statements).filter((a) => a.startsWith('s3:'))).toEqual(['s3:PutObject']);
+    expect(actionsOf(statements).filter((a) => a.startsWith('s3:'))).toEqual([
+      's3:PutObject',
+      's3:PutObjectRetention',
+    ]);
     expect(JSON.stringify(allowing(statements, 's3:PutObject')[0]?.Resource)).toContain('/transitions/*');
     expect(actionsOf(statements).filter((a) => a.startsWith('dynamodb:'))).toEqual([
       'dynamodb:DescribeStream',
@@ -473,9 +503,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       JSON.stringify(a.Properties.Metrics ?? []).includes('ExecutionsFailed'),
     );
     expect(reconcile).toHaveLength(1);
-    expect(byMetric('Errors')).toHaveLength(4);
-    expect(byMetric('Throttles')).toHaveLength(4);
-    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 8);
+    expect(byMetric('Errors')).toHaveLength(5);
+    expect(byMetric('Throttles')).toHaveLength(5);
+    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 10);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
     }

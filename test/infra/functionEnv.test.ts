@@ -60,6 +60,7 @@ describe('every deployed function can start with the environment the stack gives
           reconcile: stack.ledger.reconciler.function,
           evidence: stack.ledger.evidence.function,
           archive: stack.ledger.archive.function,
+          archiveMaintenance: stack.ledger.archive.maintenance,
         };
         for (const [fn, construct] of Object.entries(functions) as Array<
           [FunctionName, (typeof functions)[FunctionName]]

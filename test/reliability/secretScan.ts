@@ -27,6 +27,8 @@ export interface SecretScanResult {
     metricLines: number;
     s3Objects: number;
     archiveFiles: number;
+    /** Files of export bundles (timeline JSON/CSV, manifest, copied objects and digests). */
+    bundleFiles: number;
   };
 }
 
@@ -44,9 +46,17 @@ export const scanForSecrets = async (
   state: Pick<LocalState, 'dynamodb' | 'region' | 'functionsLog' | 'archiveDir' | 's3' | 'bucket'>,
   markers: readonly string[],
   extraLogs: readonly string[] = [],
+  bundleDirs: readonly string[] = [],
 ): Promise<SecretScanResult> => {
   const hits: SecretHit[] = [];
-  const scanned = { dynamoItems: 0, logLines: 0, metricLines: 0, s3Objects: 0, archiveFiles: 0 };
+  const scanned = {
+    dynamoItems: 0,
+    logLines: 0,
+    metricLines: 0,
+    s3Objects: 0,
+    archiveFiles: 0,
+    bundleFiles: 0,
+  };
 
   const raw = dynamoClient({ region: state.region, endpoint: state.dynamodb });
   const doc = dynamoDocumentClient({ region: state.region, endpoint: state.dynamodb });
@@ -102,5 +112,27 @@ export const scanForSecrets = async (
     scanned.archiveFiles += 1;
     hits.push(...hitsIn(text, `archive:${file}`, markers));
   }
+
+  for (const dir of bundleDirs) {
+    const result = scanBundle(dir, markers);
+    scanned.bundleFiles += result.files;
+    hits.push(...result.hits);
+  }
   return { hits, scanned };
+};
+
+/** Every file of an export bundle, gunzipped where gzip: the timeline, the manifest, objects, digests. */
+export const scanBundle = (dir: string, markers: readonly string[]): { hits: SecretHit[]; files: number } => {
+  const hits: SecretHit[] = [];
+  let files = 0;
+  if (!existsSync(dir)) return { hits, files };
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    const bytes = readFileSync(path);
+    const text = entry.name.endsWith('.gz') ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
+    files += 1;
+    hits.push(...hitsIn(text, `bundle:${path.slice(dir.length + 1)}`, markers));
+  }
+  return { hits, files };
 };

@@ -51,6 +51,7 @@ describe('fault-load run (small, in the suite)', () => {
     expect(f.secretScan.metricLines).toBeGreaterThan(0);
     expect(f.secretScan.s3Objects).toBeGreaterThan(0);
     expect(f.secretScan.archiveFiles).toBeGreaterThan(0);
+    expect(f.secretScan.bundleFiles).toBeGreaterThan(4);
     // Lost answers were recovered through the ledger (unknown → replay or lookup), never by a blind resend.
     const dropped = report.faulted.filter((x) => x.fault === 'accept_then_drop');
     for (const x of dropped) expect(x.path).toMatch(/dispatching → unknown → .*accepted$/);

@@ -75,7 +75,7 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
     await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));
   });
 
-  it('archives claimed → dispatching → unknown → accepted once per transition, even when the batch is retried whole and bisected', async () => {
+  it('archives a batch as one object; a whole retry rewrites the same key, a bisected retry adds copies the dedupe identity collapses', async () => {
     // Prepare
     const { archive, read } = await freshArchive();
     const records = happyPathWithUnknown();
@@ -89,8 +89,17 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
     // Assess
     for (const response of [first, retried, left, right]) expect(response.batchItemFailures).toEqual([]);
     const objects = await read();
-    expect(objects.size).toBe(4);
-    const lines = linesOf(objects).sort((a, b) => Number(a.version) - Number(b.version));
+    const seq = records.map((r) => r.dynamodb!.SequenceNumber!.padStart(40, '0'));
+    const prefix = 'transitions/tenant=default/dt=2026-11-30/';
+    expect([...objects.keys()].sort()).toEqual(
+      [`${seq[0]}-${seq[3]}`, `${seq[0]}-${seq[1]}`, `${seq[2]}-${seq[3]}`]
+        .map((k) => `${prefix}${k}.jsonl.gz`)
+        .sort(),
+    );
+    const all = linesOf(objects);
+    expect(all).toHaveLength(8);
+    const unique = new Map(all.map((l) => [`${l.dedupe_key}#${l.version}#${l.transition_at_ms}`, l]));
+    const lines = [...unique.values()].sort((a, b) => Number(a.version) - Number(b.version));
     expect(lines.map((l) => [l.version, l.from_state, l.to_state, l.transport_message_id])).toEqual([
       [1, null, 'claimed', null],
       [2, 'claimed', 'dispatching', null],
@@ -108,6 +117,7 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
       stream_sequence_number: records[3]!.dynamodb!.SequenceNumber,
     });
     expect(Object.keys(lines[0]!)).toEqual(ARCHIVE_COLUMNS.map((c) => c.name));
+    expect(lines[0]).toMatchObject({ schema_version: 2 });
   });
 
   it('writes gzip objects to S3 and the same keys and bytes to the mirror folder', async () => {
@@ -147,7 +157,7 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
     // Assess
     expect(response.batchItemFailures).toEqual([]);
     const objects = await read();
-    expect(objects.size).toBe(4);
+    expect(objects.size).toBe(1);
     const everything = [
       ...objects.values(),
       ...[...(await filesUnder(mirrorDir)).values()].map((b) => gunzipSync(b).toString('utf8')),
@@ -157,7 +167,7 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
       expect(everything).not.toContain(secret);
   });
 
-  it('sends every put with Content-Encoding gzip and a SHA-256 checksum, as the Object Lock bucket requires', async () => {
+  it('sends one put per batch with Content-Encoding gzip, a SHA-256 checksum and the COMPLIANCE retain-until of its purposes', async () => {
     // Prepare: a client of its own, observing the headers that actually leave for fauxqs.
     const { bucket } = await freshArchive();
     const s3 = new S3Client({
@@ -175,17 +185,94 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
       },
       { step: 'finalizeRequest', priority: 'low', name: 'observePuts' },
     );
-    const archive = createArchiver({ s3, bucket, logger });
+    // fauxqs has no Object Lock: it accepts the headers and ignores them. What is asserted is the request
+    // the SDK actually sends, which AWS S3 would enforce.
+    const days: Record<string, number> = { 'password-reset': 365, receipt: 2555 };
+    const archive = createArchiver({
+      s3,
+      bucket,
+      logger,
+      retentionDaysOf: (purpose) => days[purpose ?? ''] ?? 30,
+      now: () => t0,
+    });
+    const receipt = notificationRecords({ ...notification, eventId: 'evt-r', purpose: 'receipt' }, [
+      { s: 'claimed', at: t0 + 1_000, by: 'dispatch:w1' },
+    ]);
 
     // Act
-    await archive(eventOf(happyPathWithUnknown()));
+    await archive(eventOf([...happyPathWithUnknown(), ...receipt]));
 
-    // Assess
-    expect(sent).toHaveLength(4);
+    // Assess: four resets and one receipt on one tenant and day: one object, kept as long as the receipt.
+    expect(sent).toHaveLength(1);
     for (const headers of sent) {
       expect(headers['content-encoding']).toBe('gzip');
       expect(headers['x-amz-checksum-sha256']).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+      expect(headers['x-amz-object-lock-mode']).toBe('COMPLIANCE');
+      expect(headers['x-amz-object-lock-retain-until-date']).toBe(
+        new Date(t0 + 1_000 + 2555 * 86_400_000).toISOString().replace('.000Z', 'Z'),
+      );
+      expect(headers['x-amz-meta-sendproof-records']).toBe('5');
     }
+  });
+
+  it('splits one batch into one object per tenant and transition day', async () => {
+    // Prepare
+    const { archive, read } = await freshArchive();
+    const acme = { ...notification, tenant: 'acme' };
+    const late = at('2026-11-30T23:59:59.000Z');
+    const records = [
+      ...happyPathWithUnknown(),
+      ...notificationRecords(acme, [
+        { s: 'claimed', at: late, by: 'dispatch:w2' },
+        { s: 'dispatching', at: late + 2_000, by: 'dispatch:w2' },
+      ]),
+    ];
+
+    // Act
+    const response = await archive(eventOf(records));
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([]);
+    const objects = await read();
+    expect([...objects.keys()].map((k) => k.split('/').slice(1, 3).join('/')).sort()).toEqual([
+      'tenant=acme/dt=2026-11-30',
+      'tenant=acme/dt=2026-12-01',
+      'tenant=default/dt=2026-11-30',
+    ]);
+    expect(linesOf(objects)).toHaveLength(6);
+    expect(linesOf(objects).every((l) => !('tenant' in l))).toBe(true);
+  });
+
+  it('a put refused for one partition reports that partition’s first record; the other partition is written', async () => {
+    // Prepare: a client whose puts under tenant=acme fail (S3 refusing writes to that prefix).
+    const { bucket } = await freshArchive();
+    const s3 = new S3Client({
+      region: 'us-east-1',
+      endpoint: local.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
+    s3.middlewareStack.add(
+      (next) => async (args) => {
+        if (String((args.input as { Key?: string }).Key).includes('tenant=acme/'))
+          throw Object.assign(new Error('refused'), { name: 'ServiceUnavailable' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuseAcme' },
+    );
+    const archive = createArchiver({ s3, bucket, logger });
+    const resets = happyPathWithUnknown();
+    const acme = notificationRecords({ ...notification, tenant: 'acme' }, [
+      { s: 'claimed', at: t0, by: 'dispatch:w2' },
+    ]);
+
+    // Act
+    const response = await archive(eventOf([resets[0]!, resets[1]!, acme[0]!, resets[2]!, resets[3]!]));
+
+    // Assess: the event source will retry from the acme record; everything before it is safe.
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: acme[0]!.dynamodb!.SequenceNumber }]);
+    expect(linesOf(await readBucket(local.s3, bucket)).map((l) => l.version)).toEqual([1, 2, 3, 4]);
   });
 
   it('skips REMOVE events: TTL deletions by the DynamoDB service and ordinary deletes alike', async () => {
@@ -216,9 +303,8 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
 
     // Assess
     const keys = [...(await read()).keys()];
-    expect(keys).toEqual([
-      `transitions/dt=2026-11-30/${insert!.dynamodb!.SequenceNumber!.padStart(40, '0')}.jsonl.gz`,
-    ]);
+    const sequence = insert!.dynamodb!.SequenceNumber!.padStart(40, '0');
+    expect(keys).toEqual([`transitions/tenant=default/dt=2026-11-30/${sequence}-${sequence}.jsonl.gz`]);
     expect(linesOf(await read())[0]).toMatchObject({ stream_arrival_at_ms: at('2026-12-01T00:00:02Z') });
   });
 
@@ -280,7 +366,7 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: rows[0]!.dynamodb!.SequenceNumber }]);
     expect(errors.map((e) => e.message)).toEqual([
       'ledger row deleted outside TTL',
-      'stream record not archived',
+      'archive object not written',
     ]);
     expect(errors[1]?.extra).toMatchObject({
       sequenceNumber: rows[0]!.dynamodb!.SequenceNumber,

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries, type NamedQuery } from '../../../lib/archive/namedQueries.js';
-import { DAY1, DAY2, KEY, writeScenarioArchive } from '../../fixtures/archive/scenario.js';
+import { DAY1, DAY2, KEY, writeBatch, writeScenarioArchive } from '../../fixtures/archive/scenario.js';
+import { notificationRecords } from '../../fixtures/archive/streamRecords.js';
 
 // Real DuckDB (@duckdb/node-api, in memory) over a fixture archive written with the archiver's own
 // transition derivation, object keys and line format. The SQL is the text in queries/, unchanged.
@@ -13,6 +14,8 @@ describe('named audit queries on DuckDB', () => {
   let audit: DuckDbAudit;
   const queries = new Map<string, NamedQuery>();
   const run = (name: string, ...args: string[]) => audit.runNamed(queries.get(name)!, args);
+  const TENANT = 'default';
+  const ALL = [TENANT, DAY1, DAY2];
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'sendproof-archive-queries-'));
@@ -40,7 +43,7 @@ describe('named audit queries on DuckDB', () => {
 
   it('explain-notification by dedupe key returns that row’s transitions in order with the transport message id', async () => {
     // Act
-    const { rows } = await run('explain-notification', KEY.A);
+    const { rows } = await run('explain-notification', ...ALL, KEY.A);
 
     // Assess
     expect(rows.map((r) => [r.version, r.from_state, r.to_state, r.actor, r.transport_message_id])).toEqual([
@@ -58,7 +61,7 @@ describe('named audit queries on DuckDB', () => {
 
   it('explain-notification by event id interleaves every channel of the event by time', async () => {
     // Act
-    const { rows } = await run('explain-notification', 'evt-A');
+    const { rows } = await run('explain-notification', ...ALL, 'evt-A');
 
     // Assess
     expect(rows.map((r) => `${String(r.dedupe_key).split(':')[4]}:${r.to_state}`)).toEqual([
@@ -74,8 +77,16 @@ describe('named audit queries on DuckDB', () => {
 
   it('unknown-quarantined-older-than returns only rows whose latest state waits and is older than the cut-off', async () => {
     // Act: C is quarantined since 09:15:05, D unknown since 11:00:05, A was unknown but is now accepted.
-    const { rows } = await run('unknown-quarantined-older-than', String(Date.parse(`${DAY1}T10:30:00Z`)));
-    const later = await run('unknown-quarantined-older-than', String(Date.parse(`${DAY2}T00:00:00Z`)));
+    const { rows } = await run(
+      'unknown-quarantined-older-than',
+      ...ALL,
+      String(Date.parse(`${DAY1}T10:30:00Z`)),
+    );
+    const later = await run(
+      'unknown-quarantined-older-than',
+      ...ALL,
+      String(Date.parse(`${DAY2}T00:00:00Z`)),
+    );
 
     // Assess
     expect(rows).toEqual([
@@ -98,7 +109,7 @@ describe('named audit queries on DuckDB', () => {
 
   it('multiple-acceptances finds the receipt sent again after its row was TTL-deleted and re-claimed', async () => {
     // Act
-    const { rows } = await run('multiple-acceptances');
+    const { rows } = await run('multiple-acceptances', ...ALL);
 
     // Assess
     expect(rows).toEqual([
@@ -117,8 +128,8 @@ describe('named audit queries on DuckDB', () => {
 
   it('channel-outcomes-daily counts terminal outcomes per channel on the day they happened', async () => {
     // Act
-    const both = await run('channel-outcomes-daily', DAY1, DAY2);
-    const second = await run('channel-outcomes-daily', DAY2, DAY2);
+    const both = await run('channel-outcomes-daily', ...ALL);
+    const second = await run('channel-outcomes-daily', TENANT, DAY2, DAY2);
 
     // Assess
     expect(both.rows).toEqual([
@@ -133,8 +144,8 @@ describe('named audit queries on DuckDB', () => {
 
   it('manual-resolutions lists operator transitions with the operator id and the reason', async () => {
     // Act
-    const { rows } = await run('manual-resolutions', DAY1, DAY2);
-    const dayOne = await run('manual-resolutions', DAY1, DAY1);
+    const { rows } = await run('manual-resolutions', ...ALL);
+    const dayOne = await run('manual-resolutions', TENANT, DAY1, DAY1);
 
     // Assess
     expect(rows).toEqual([
@@ -155,7 +166,7 @@ describe('named audit queries on DuckDB', () => {
 
   it('intent-to-accepted-latency gives percentiles of claim-to-acceptance per channel and purpose', async () => {
     // Act: email resets took 60 s (A, after an unknown), 1.5 s (H) and 3 s (I); the SMS 2 s; the receipt 1 s.
-    const { rows } = await run('intent-to-accepted-latency', DAY1, DAY2);
+    const { rows } = await run('intent-to-accepted-latency', ...ALL);
 
     // Assess
     expect(rows).toEqual([
@@ -194,16 +205,15 @@ describe('named audit queries on DuckDB', () => {
     const empty = await mkdtemp(join(tmpdir(), 'sendproof-archive-empty-'));
     const nothing = await DuckDbAudit.open(empty);
     const args: Record<string, string[]> = {
-      'explain-notification': ['evt-A'],
-      'unknown-quarantined-older-than': ['0'],
-      'multiple-acceptances': [],
+      'explain-notification': [...ALL, 'evt-A'],
+      'unknown-quarantined-older-than': [...ALL, '0'],
     };
 
     try {
       // Act
       const counts = [];
       for (const q of queries.values())
-        counts.push((await nothing.runNamed(q, args[q.name] ?? [DAY1, DAY2])).rows.length);
+        counts.push((await nothing.runNamed(q, args[q.name] ?? ALL)).rows.length);
 
       // Assess
       expect(counts).toEqual([0, 0, 0, 0, 0, 0]);
@@ -211,5 +221,77 @@ describe('named audit queries on DuckDB', () => {
       nothing.close();
       await rm(empty, { recursive: true, force: true });
     }
+  });
+});
+
+// The same scenario, but one batch stored twice (a bisected retry under another key) and a second
+// tenant using the same event id: every named query must answer exactly as on the clean archive.
+describe('named audit queries on an archive with a duplicated batch and a second tenant', () => {
+  let clean: string;
+  let dirty: string;
+  const opened: DuckDbAudit[] = [];
+  const ALL = ['default', DAY1, DAY2];
+  const ARGS: Record<string, string[]> = {
+    'explain-notification': [...ALL, 'evt-A'],
+    'unknown-quarantined-older-than': [...ALL, String(Date.parse(`${DAY2}T00:00:00Z`))],
+  };
+
+  beforeAll(async () => {
+    clean = await mkdtemp(join(tmpdir(), 'sendproof-archive-clean-'));
+    dirty = await mkdtemp(join(tmpdir(), 'sendproof-archive-dirty-'));
+    await writeScenarioArchive(clean);
+    await writeScenarioArchive(dirty, { duplicated: true });
+    const other = { tenant: 'other', eventId: 'evt-A', recipientRef: 'u-1', channel: 'email' as const };
+    const t0 = Date.parse(`${DAY1}T10:00:00Z`);
+    await writeBatch(
+      dirty,
+      notificationRecords(other, [
+        { s: 'claimed', at: t0, by: 'dispatch:w9' },
+        { s: 'accepted', at: t0 + 10, by: 'dispatch:w9', msg: 'other-msg', set: { providerMessageId: 'm' } },
+      ]),
+    );
+  });
+
+  afterAll(async () => {
+    for (const a of opened) a.close();
+    await Promise.all([clean, dirty].map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  it('the dirty archive really holds repeated transitions and another tenant', async () => {
+    // Prepare
+    const audit = await DuckDbAudit.open(dirty);
+    opened.push(audit);
+
+    // Act
+    const { rows } = await audit.query(
+      'SELECT tenant, count(*) AS n, count(DISTINCT dedupe_key || CAST(version AS VARCHAR)) AS d FROM transitions GROUP BY tenant ORDER BY tenant',
+    );
+
+    // Assess: 33 transitions of tenant default, 5 of them stored twice; 2 of tenant other.
+    expect(rows).toEqual([
+      { tenant: 'default', n: 38, d: 30 }, // F re-created after its TTL repeats versions 1-3 with new times
+      { tenant: 'other', n: 2, d: 2 },
+    ]);
+  });
+
+  it('every named query counts each transition once and sees only its tenant', async () => {
+    // Prepare
+    const [a, b] = [await DuckDbAudit.open(clean), await DuckDbAudit.open(dirty)];
+    opened.push(a, b);
+
+    for (const query of loadNamedQueries()) {
+      // Act
+      const args = ARGS[query.name] ?? ALL;
+      const expected = await a.runNamed(query, args);
+      const actual = await b.runNamed(query, args);
+
+      // Assess
+      expect(actual.rows, query.name).toEqual(expected.rows);
+    }
+    const explain = loadNamedQueries().find((q) => q.name === 'explain-notification')!;
+    expect((await b.runNamed(explain, ['other', DAY1, DAY2, 'evt-A'])).rows.map((r) => r.actor)).toEqual([
+      'dispatch:w9',
+      'dispatch:w9',
+    ]);
   });
 });

@@ -74,7 +74,18 @@ describe('npm start: the local stack end to end', () => {
     // Prepare: one SMS whose acceptance the simulator drops on the wire
     const endpoints = JSON.parse(await cli('local', 'endpoints', '--json')) as Record<string, string>;
     expect(Object.keys(endpoints).sort()).toEqual(
-      ['archiveDir', 'bucket', 'dlqUrl', 'dynamodb', 'queueUrl', 's3', 'ses', 'simulator', 'sqs'].sort(),
+      [
+        'archiveDir',
+        'archiveFailuresUrl',
+        'bucket',
+        'dlqUrl',
+        'dynamodb',
+        'queueUrl',
+        's3',
+        'ses',
+        'simulator',
+        'sqs',
+      ].sort(),
     );
     const fault = await fetch(`${state.simulator}/_sim/faults`, {
       method: 'POST',
@@ -151,7 +162,13 @@ describe('npm start: the local stack end to end', () => {
       archived = await audit('sql', 'SELECT dedupe_key, version FROM transitions');
     } while (archived.length < ledgerTransitions && Date.now() < archiveDeadline);
     expect(archived).toHaveLength(ledgerTransitions);
-    const explained = (await audit('explain-notification', sms.pk)) as Array<{ to_state: string }>;
+    const explained = (await audit(
+      'explain-notification',
+      sms.pk.split(':')[0]!,
+      '2000-01-01',
+      '2100-01-01',
+      sms.pk,
+    )) as Array<{ to_state: string }>;
     expect(explained.map((r) => r.to_state)).toEqual(path);
     // No secret or raw address in the ledger, the functions' logs and metrics, or the archive.
     const archiveText = readdirSync(join(state.archiveDir, 'transitions'), { recursive: true })

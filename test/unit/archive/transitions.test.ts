@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { archiveObjectKey, partitionDate } from '../../../lib/archive/objectKey.js';
+import { batchObjectKey, partitionDate, partitionOfKey } from '../../../lib/archive/objectKey.js';
 import { ARCHIVE_COLUMNS, duckDbColumnsLiteral } from '../../../lib/archive/schema.js';
 import { isTtlDeletion, transitionsOf } from '../../../lib/archive/transitions.js';
 import { at, notificationRecords, removeRecord, streamRecord } from '../../fixtures/archive/streamRecords.js';
@@ -84,15 +84,23 @@ describe('transitions derived from ledger stream images', () => {
 });
 
 describe('archive object keys and schema', () => {
-  it('keys are per stream record, under the transition date, and sort in stream order', () => {
+  it('keys are per stream batch and partition (tenant, transition date), deterministic, in stream order', () => {
     // Act
-    const short = archiveObjectKey(partitionDate(at('2026-11-30T23:59:59.999Z')), '900');
-    const long = archiveObjectKey('2026-11-30', '10000');
+    const partition = { tenant: 'acme', date: partitionDate(at('2026-11-30T23:59:59.999Z')) };
+    const first = batchObjectKey(partition, '900', '1200');
+    const again = batchObjectKey(partition, '900', '1200');
+    const later = batchObjectKey(partition, '10000', '10400');
 
     // Assess
-    expect(short).toBe(`transitions/dt=2026-11-30/${'0'.repeat(37)}900.jsonl.gz`);
-    expect([long, short].sort()).toEqual([short, long]);
-    expect(() => archiveObjectKey('2026-11-30', '12/../x')).toThrow();
+    expect(first).toBe(
+      `transitions/tenant=acme/dt=2026-11-30/${'0'.repeat(37)}900-${'0'.repeat(36)}1200.jsonl.gz`,
+    );
+    expect(again).toBe(first);
+    expect([later, first].sort()).toEqual([first, later]);
+    expect(partitionOfKey(first)).toEqual(partition);
+    expect(() => batchObjectKey(partition, '12/../x', '13')).toThrow();
+    expect(() => batchObjectKey({ tenant: '../x', date: '2026-11-30' }, '1', '2')).toThrow();
+    expect(() => batchObjectKey({ tenant: 'acme', date: '2026-13' }, '1', '2')).toThrow();
   });
 
   it('columns are unique snake_case names and DuckDB gets the same list with mapped types', () => {

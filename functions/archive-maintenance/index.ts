@@ -1,0 +1,53 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { KMSClient } from '@aws-sdk/client-kms';
+import type { Context } from 'aws-lambda';
+import { drainFailureQueue } from '../../lib/archive/backfill.js';
+import { createDigests, kmsSigner } from '../../lib/archive/digest.js';
+import { S3Store } from '../../lib/archive/store.js';
+import { dynamoDocumentClient, s3Client, sqsClient } from '../../lib/aws/clients.js';
+import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { archiveRetentionDaysOf, PurposeRegistry } from '../../lib/domain/purposes.js';
+import { SERVICE_NAME } from '../../lib/observability.js';
+
+/**
+ * Archive maintenance, hourly (EventBridge Scheduler): first the backfill of every stream batch the
+ * archiver gave up on (its failure queue), then a signed digest for every partition of yesterday and
+ * today that has objects no digest lists yet. Logic: lib/archive/backfill.ts and lib/archive/digest.ts.
+ */
+const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.archiveMaintenance);
+const logger = new Logger({ serviceName: SERVICE_NAME });
+const at = (endpoint: string | undefined) => ({ region: config.region, ...(endpoint ? { endpoint } : {}) });
+const s3 = s3Client(at(config.endpointS3));
+const DAY_MS = 86_400_000;
+
+export const handler = async (_event: unknown, context: Context) => {
+  logger.addContext(context);
+  const backfill = await drainFailureQueue({
+    doc: dynamoDocumentClient(at(config.endpointDynamoDb)),
+    table: config.ledgerTable,
+    sqs: sqsClient(at(config.endpointSqs)),
+    queueUrl: config.archiveFailuresUrl,
+    writer: {
+      s3,
+      bucket: config.archiveBucket,
+      retentionDaysOf: archiveRetentionDaysOf(
+        PurposeRegistry.withOverrides(config.purposes),
+        config.archiveRetentionDays ?? 365,
+      ),
+    },
+  });
+  if (backfill.failed) logger.error('archive backfill incomplete', { ...backfill, objects: undefined });
+  const now = Date.now();
+  const digests = await createDigests({
+    store: new S3Store(s3, config.archiveBucket),
+    signer: kmsSigner(new KMSClient({ region: config.region }), config.digestKeyId),
+    from: new Date(now - DAY_MS).toISOString().slice(0, 10),
+    to: new Date(now).toISOString().slice(0, 10),
+  });
+  logger.info('archive maintenance done', {
+    backfilledBatches: backfill.batches,
+    backfilledTransitions: backfill.transitions,
+    digests: digests.length,
+  });
+  return { backfill: { batches: backfill.batches, failed: backfill.failed }, digests: digests.length };
+};
