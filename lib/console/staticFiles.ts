@@ -53,6 +53,8 @@ export const staticFilesFrom = (
         headers: { ...securityHeaders(), 'content-type': 'application/json; charset=utf-8' },
         body: JSON.stringify(config),
       };
+    // Browsers ask for a favicon on their own; answer it without a file (and without a 404 in the log).
+    if (path === '/favicon.ico') return { status: 204, headers: securityHeaders(), body: '' };
     const entry = STATIC_FILES[path];
     if (!entry) return undefined;
     return {
