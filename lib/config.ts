@@ -107,6 +107,7 @@ export const FUNCTION_SETTINGS = {
   reconcile: ['ledgerTable'],
   evidence: ['ledgerTable'],
   archive: ['archiveBucket'],
+  console: ['ledgerTable'],
 } as const satisfies Record<string, ReadonlyArray<keyof Config>>;
 
 export type FunctionName = keyof typeof FUNCTION_SETTINGS;

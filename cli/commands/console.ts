@@ -1,12 +1,72 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Command } from 'commander';
+import { s3Client } from '../../lib/aws/clients.js';
 import { startLocalConsole } from '../../lib/console/local.js';
+import { STATIC_DIR, STATIC_FILES } from '../../lib/console/staticFiles.js';
 import { IdentifierSchema } from '../../lib/domain/intent.js';
 import { stateFilePath } from '../../lib/local/LocalStack.js';
 import { readLocalState } from '../localState.js';
 
+/** Uploads the page's files and its config; `no-cache` so CloudFront revalidates after a new upload. */
+export const publishPage = async (s3: S3Client, bucket: string, config: Record<string, unknown>) => {
+  const files = [...new Map(Object.values(STATIC_FILES).map((f) => [f.file, f.type])).entries()];
+  for (const [file, type] of files)
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: file,
+        Body: await readFile(join(STATIC_DIR, file)),
+        ContentType: type,
+        CacheControl: 'no-cache',
+      }),
+    );
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: 'config.json',
+      Body: JSON.stringify(config),
+      ContentType: 'application/json',
+      CacheControl: 'no-cache',
+    }),
+  );
+  return [...files.map(([file]) => file), 'config.json'];
+};
+
 export const register = (program: Command): void => {
-  program
+  const group = program
     .command('console')
+    .description('the operator console (local server, or the page in AWS)');
+  group
+    .command('publish-page')
+    .description("upload the console page and its config.json to the stack's page bucket (after cdk deploy)")
+    .requiredOption('--bucket <name>', 'ConsolePageBucket output')
+    .requiredOption('--api-url <url>', 'ConsoleApiUrl output')
+    .requiredOption('--cognito-domain <domain>', 'ConsoleHostedUiDomain output')
+    .requiredOption('--client-id <id>', 'ConsoleClientId output')
+    .option('--region <region>', 'AWS region', process.env.AWS_REGION)
+    .action(
+      async (options: {
+        bucket: string;
+        apiUrl: string;
+        cognitoDomain: string;
+        clientId: string;
+        region?: string;
+      }) => {
+        const uploaded = await publishPage(
+          s3Client({ region: options.region ?? 'us-east-1' }),
+          options.bucket,
+          {
+            apiBase: new URL(options.apiUrl).toString().replace(/\/+$/, ''),
+            cognito: { domain: options.cognitoDomain, clientId: options.clientId },
+          },
+        );
+        process.stdout.write(`uploaded ${uploaded.join(', ')} to s3://${options.bucket}/\n`);
+      },
+    );
+  group
+    .command('serve', { isDefault: true })
     .description('serve the operator console for the running local stack on 127.0.0.1 (tokens printed once)')
     .option('--state <file>', 'local stack state file', stateFilePath())
     .option('--port <port>', 'port (default: a random free one)')

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { loadConfig, requireSettings } from '../../lib/config.js';
+import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { stdoutAuditLog } from '../../lib/console/adapters.js';
 import { jwtClaimsAuthenticator } from '../../lib/console/auth.js';
 import { fromApiGatewayEvent, toApiGatewayResult } from '../../lib/console/http.js';
@@ -9,7 +9,7 @@ import { consoleHandlerFor } from '../../lib/console/wiring.js';
  * Console API Lambda behind API Gateway (HTTP API) with a Cognito JWT authorizer: the gateway verifies
  * the token; lib/console reads its verified claims, routes, and answers. Only wiring lives here.
  */
-const config = requireSettings(loadConfig(), ['ledgerTable']);
+const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.console);
 const { handler: consoleHandler } = consoleHandlerFor(config, {
   authenticate: jwtClaimsAuthenticator(),
   auditLog: stdoutAuditLog(),

@@ -1,19 +1,10 @@
 import { appendFile } from 'node:fs/promises';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { DuckDbAudit } from '../archive/DuckDbAudit.js';
-import { loadNamedQueries, type NamedQuery } from '../archive/namedQueries.js';
 import { isTerminal, STATES } from '../domain/states.js';
 import type { DeliveryRecord } from '../ledger/port.js';
 import type { Transport } from '../transports/port.js';
-import type {
-  AuditEntry,
-  AuditLog,
-  AuditQueries,
-  CapabilityLookup,
-  LedgerStats,
-  SuppressionEntry,
-} from './ports.js';
+import type { AuditEntry, AuditLog, CapabilityLookup, LedgerStats, SuppressionEntry } from './ports.js';
 
 /**
  * Rows by state with a paginated, projected scan (the console's overview; an operator read, never a hot
@@ -83,24 +74,6 @@ export const sqsQueueDepth = (sqs: SQSClient, queueUrl: string) => async (): Pro
   );
   return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0);
 };
-
-/** Named queries over the local archive folder; each run opens DuckDB afresh so new objects are seen. */
-export const duckDbAuditQueries = (
-  archiveDir: string,
-  queries: NamedQuery[] = loadNamedQueries(),
-): AuditQueries => ({
-  list: () => queries,
-  async run(name, args) {
-    const query = queries.find((q) => q.name === name);
-    if (!query) throw new Error(`no named query ${name}`);
-    const audit = await DuckDbAudit.open(archiveDir);
-    try {
-      return await audit.runNamed(query, args);
-    } finally {
-      audit.close();
-    }
-  },
-});
 
 /** What each configured transport can do, by the name a row records (`ses`, `rest`, …) and channel. */
 export const capabilitiesOf =

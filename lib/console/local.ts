@@ -4,6 +4,7 @@ import type { LocalState } from '../local/LocalStack.js';
 import { jsonLinesAuditLog } from './adapters.js';
 import { newToken, type Principal, staticTokenAuthenticator } from './auth.js';
 import type { ConsoleDeps } from './ConsoleApi.js';
+import { duckDbAuditQueries } from './duckDbAuditQueries.js';
 import { type RunningConsoleServer, startConsoleServer } from './server.js';
 import { staticFilesFrom } from './staticFiles.js';
 import { consoleHandlerFor } from './wiring.js';
@@ -52,6 +53,7 @@ export const startLocalConsole = async (
     ]),
     auditLog: jsonLinesAuditLog(auditLogFile),
     staticFiles: staticFilesFrom(),
+    audit: duckDbAuditQueries(state.archiveDir),
     ...(options.decisionRowsPerMinute ? { decisionRowsPerMinute: options.decisionRowsPerMinute } : {}),
   });
   const server = await startConsoleServer(handler, {

@@ -5,13 +5,7 @@ import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { SqsIntentPublisher } from '../reconcile/SqsIntentPublisher.js';
 import { transportsFor } from '../transports/configured.js';
 import { documentClientFor, ledgerFor, purposesFor } from '../wiring.js';
-import {
-  capabilitiesOf,
-  duckDbAuditQueries,
-  dynamoLedgerStats,
-  dynamoSuppressions,
-  sqsQueueDepth,
-} from './adapters.js';
+import { capabilitiesOf, dynamoLedgerStats, dynamoSuppressions, sqsQueueDepth } from './adapters.js';
 import type { Authenticator } from './auth.js';
 import { type ConsoleDeps, type ConsoleHandler, createConsoleHandler } from './ConsoleApi.js';
 import type { AuditLog, AuditQueries } from './ports.js';
@@ -20,12 +14,21 @@ import type { StaticFiles } from './staticFiles.js';
 export interface ConsoleWiring {
   authenticate: Authenticator;
   auditLog: AuditLog;
-  /** Local: DuckDB over the archive mirror (default when `archiveMirrorDir` is set). */
+  /** The archive's named queries (local: DuckDB over the mirror folder). Absent: archive routes say so. */
   audit?: AuditQueries;
   staticFiles?: StaticFiles;
   allowedOrigin?: string;
   decisionRowsPerMinute?: number;
 }
+
+/** Capabilities of the configured transports; a configuration they cannot be built from shows none. */
+const capabilitiesOrNone = (config: Config) => {
+  try {
+    return capabilitiesOf(transportsFor(config));
+  } catch {
+    return () => undefined;
+  }
+};
 
 /** The console handler built from config the one way both the Lambda and the local server use. */
 export const consoleHandlerFor = (
@@ -38,8 +41,7 @@ export const consoleHandlerFor = (
     config.queueUrl || config.dlqUrl
       ? sqsClient({ region: config.region, ...(config.endpointSqs ? { endpoint: config.endpointSqs } : {}) })
       : undefined;
-  const audit =
-    wiring.audit ?? (config.archiveMirrorDir ? duckDbAuditQueries(config.archiveMirrorDir) : undefined);
+  const audit = wiring.audit;
   const deps: ConsoleDeps = {
     ledger,
     decisions: new OperatorDecisions({
@@ -52,7 +54,7 @@ export const consoleHandlerFor = (
     clock: systemClock,
     stats: dynamoLedgerStats(doc, config.ledgerTable, () => systemClock.now()),
     // Building the transports reads no secret: credentials are fetched on a send or a lookup only.
-    capabilities: capabilitiesOf(transportsFor(config)),
+    capabilities: capabilitiesOrNone(config),
     auditLog: wiring.auditLog,
     ...(audit ? { audit } : {}),
     ...(config.suppressionTable ? { suppressions: dynamoSuppressions(doc, config.suppressionTable) } : {}),

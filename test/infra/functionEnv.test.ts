@@ -60,6 +60,7 @@ describe('every deployed function can start with the environment the stack gives
           reconcile: stack.ledger.reconciler.function,
           evidence: stack.ledger.evidence.function,
           archive: stack.ledger.archive.function,
+          console: stack.ledger.console!.function,
         };
         for (const [fn, construct] of Object.entries(functions) as Array<
           [FunctionName, (typeof functions)[FunctionName]]
