@@ -87,7 +87,7 @@ export const register = (program: Command): void => {
         [
           `Sendproof console on ${running.url} (loopback only). Tokens are shown once and live only in this process:`,
           `  operator (${options.operator}): ${running.operatorUrl}`,
-          `  viewer (read-only):         ${running.viewerUrl}`,
+          `  viewer (read-only): ${running.viewerUrl}`,
           `  audit log: ${running.auditLogFile}`,
           'Ctrl-C stops it.',
           '',

@@ -164,6 +164,7 @@ describe('operator console in Chromium', () => {
       expect(archived.at(-1)).toContain('quarantined');
       expect(archived.at(-1)).toContain('resolved_accepted');
     }
+    await page.screenshot({ path: join(ARTIFACTS, 'operator-timeline.png'), fullPage: true });
     // Refs and key hashes only: the page never holds an address or a secret.
     const html = await page.content();
     for (const marker of Object.values(MARKERS)) expect(html).not.toContain(marker);
