@@ -259,6 +259,8 @@ export class NotificationLedger extends Construct {
             .setEnv(ENV.emailFrom, props.email.fromAddress)
             .setEnv(ENV.purposes, purposesJson);
           if (props.restBaseUrl) fn.setEnv(ENV.restBaseUrl, props.restBaseUrl);
+          if (props.sms.transport === 'twilio' && props.sms.senderId)
+            fn.setEnv(ENV.smsOriginationIdentity, props.sms.senderId);
         },
       });
     }

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { systemClock } from '../domain/clock.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { SqsIntentPublisher } from '../reconcile/SqsIntentPublisher.js';
-import { transportsFor } from '../transports/configured.js';
+import { createTransports } from '../transports/index.js';
 import { documentClientFor, ledgerFor, purposesFor } from '../wiring.js';
 import { capabilitiesOf, dynamoLedgerStats, dynamoSuppressions, sqsQueueDepth } from './adapters.js';
 import type { Authenticator } from './auth.js';
@@ -21,10 +21,20 @@ export interface ConsoleWiring {
   decisionRowsPerMinute?: number;
 }
 
-/** Capabilities of the configured transports; a configuration they cannot be built from shows none. */
-const capabilitiesOrNone = (config: Config) => {
+/**
+ * Capabilities of the configured transports. The console never sends or looks up, so it holds no
+ * provider credentials: the transports are built with a credentials source that refuses, and only their
+ * (static) capabilities are read. A configuration they cannot be built from shows none.
+ */
+export const consoleCapabilities = (config: Config) => {
   try {
-    return capabilitiesOf(transportsFor(config));
+    return capabilitiesOf(
+      createTransports(config, {
+        providerSecrets: async () => {
+          throw new Error('the console holds no provider credentials');
+        },
+      }),
+    );
   } catch {
     return () => undefined;
   }
@@ -54,7 +64,7 @@ export const consoleHandlerFor = (
     clock: systemClock,
     stats: dynamoLedgerStats(doc, config.ledgerTable, () => systemClock.now()),
     // Building the transports reads no secret: credentials are fetched on a send or a lookup only.
-    capabilities: capabilitiesOrNone(config),
+    capabilities: consoleCapabilities(config),
     auditLog: wiring.auditLog,
     ...(audit ? { audit } : {}),
     ...(config.suppressionTable ? { suppressions: dynamoSuppressions(doc, config.suppressionTable) } : {}),
