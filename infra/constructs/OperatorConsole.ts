@@ -117,7 +117,7 @@ export class OperatorConsole extends Construct {
     });
     const fn = this.function
       .bindLedger(props.ledger, 'readwrite')
-      .bindSuppression(props.suppression, 'read')
+      .bindSuppression(props.suppression, 'readwrite')
       .setEnv(ENV.queueUrl, props.intakeQueue.queueUrl)
       .setEnv(ENV.dlqUrl, props.dlq.queueUrl);
     props.transportEnv(fn);

@@ -5,7 +5,7 @@ import type { Clock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
 import { ChannelSchema } from '../domain/purposes.js';
 import { ATTENTION_STATES, type DeliveryState } from '../domain/states.js';
-import type { DeliveryRecord, Ledger } from '../ledger/port.js';
+import type { DeliveryRecord, Ledger, SuppressionList } from '../ledger/port.js';
 import { DecisionRefusedError, type OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { type Authenticator, allows, type Principal, type Role } from './auth.js';
 import { type ConsoleRequest, type ConsoleResponse, MAX_BODY_BYTES } from './http.js';
@@ -29,6 +29,8 @@ export interface ConsoleDeps {
   auditLog: AuditLog;
   audit?: AuditQueries;
   suppressions?: () => Promise<SuppressionEntry[]>;
+  /** Operators may add a suppression (there is no removal in the suppression list port yet). */
+  suppressionList?: SuppressionList;
   dlqDepth?: () => Promise<number>;
   /** The page and its files (local server); in AWS CloudFront serves them and this is absent. */
   staticFiles?: StaticFiles;
@@ -89,6 +91,25 @@ const DecisionBody = z
     message: 'resend takes one row at a time: each needs its own new intent',
     path: ['keys'],
   });
+
+/** An address or a phone number must never become a suppression key or reason. */
+const LOOKS_LIKE_CONTACT = /[^\s@]+@[^\s@]+|\+\d[\d\s().-]{6,}\d|\d{10,}/;
+const noContact = (value: string) => !LOOKS_LIKE_CONTACT.test(value);
+
+const SuppressBody = z.strictObject({
+  tenant: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/),
+  recipientRef: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/, 'an opaque recipient ref, never an address')
+    .refine(noContact, 'an opaque recipient ref, never an address or a number'),
+  channel: z.enum(['email', 'sms', '*']),
+  reason: z
+    .string()
+    .trim()
+    .min(3)
+    .max(200)
+    .refine(noContact, 'the reason looks like it holds an address or a phone number'),
+});
 
 type Route = {
   method: 'GET' | 'POST';
@@ -433,13 +454,42 @@ export const createConsoleHandler = (deps: ConsoleDeps): ConsoleHandler => {
       },
     },
     { method: 'POST', path: '/api/decisions', role: 'operator', run: (r, p) => decide(r, p) },
+    {
+      method: 'POST',
+      path: '/api/suppressions',
+      role: 'operator',
+      run: async (r, p) => {
+        const body = parseWith(SuppressBody, parseBody(r));
+        if (!deps.suppressionList)
+          return problem(501, 'not_configured', 'no suppression table is configured');
+        const reason = `operator:${p.id}:${body.reason}`.slice(0, 240);
+        await deps.suppressionList.suppress(body.tenant, body.recipientRef, body.channel, reason);
+        await audit({
+          kind: 'decision',
+          principal: principalName(p),
+          method: r.method,
+          path: r.path,
+          sourceIp: r.sourceIp,
+          status: 200,
+          outcome: 'suppress',
+          result: `${body.tenant}:${body.recipientRef}:${body.channel}`,
+          reason: body.reason,
+        });
+        return json(200, {
+          suppressed: { tenant: body.tenant, recipientRef: body.recipientRef, channel: body.channel },
+          by: `operator:${p.id}`,
+        });
+      },
+    },
   ];
 
   /** The routes a role may call, for the contract tests and the page (buttons exist only for operators). */
   const handler: ConsoleHandler = async (request) => {
     try {
       if (request.method === 'OPTIONS') return { status: 204, headers: securityHeaders(), body: '' };
-      const route = routes.find((r) => r.path === request.path);
+      const route =
+        routes.find((r) => r.path === request.path && r.method === request.method) ??
+        routes.find((r) => r.path === request.path);
       if (!route) {
         if (request.method === 'GET' && deps.staticFiles) {
           const file = await deps.staticFiles.get(request.path);

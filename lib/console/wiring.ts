@@ -1,6 +1,7 @@
 import { sqsClient } from '../aws/clients.js';
 import type { Config } from '../config.js';
 import { systemClock } from '../domain/clock.js';
+import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { SqsIntentPublisher } from '../reconcile/SqsIntentPublisher.js';
 import { createTransports } from '../transports/index.js';
@@ -67,7 +68,12 @@ export const consoleHandlerFor = (
     capabilities: consoleCapabilities(config),
     auditLog: wiring.auditLog,
     ...(audit ? { audit } : {}),
-    ...(config.suppressionTable ? { suppressions: dynamoSuppressions(doc, config.suppressionTable) } : {}),
+    ...(config.suppressionTable
+      ? {
+          suppressions: dynamoSuppressions(doc, config.suppressionTable),
+          suppressionList: new DynamoSuppressionList(doc, config.suppressionTable),
+        }
+      : {}),
     ...(sqs && config.dlqUrl ? { dlqDepth: sqsQueueDepth(sqs, config.dlqUrl) } : {}),
     ...(wiring.staticFiles ? { staticFiles: wiring.staticFiles } : {}),
     ...(wiring.allowedOrigin ? { allowedOrigin: wiring.allowedOrigin } : {}),

@@ -369,10 +369,47 @@ const loadSuppressions = async () => {
         s.items,
         { empty: 'nobody is suppressed' },
       ),
+      ...(state.role === 'operator' ? [suppressForm()] : []),
     );
   } catch (error) {
     $('suppressions-body').replaceChildren(el('p', { class: 'muted', text: error.message }));
   }
+};
+
+// Operators only: suppress a recipient by opaque ref (there is no removal yet).
+const suppressForm = () => {
+  const field = (id, label, size) => el('label', { text: `${label} ` }, el('input', { id, size }));
+  const channel = el(
+    'select',
+    { id: 's-channel', 'aria-label': 'channel' },
+    ...['email', 'sms', '*'].map((c) => el('option', { value: c, text: c })),
+  );
+  const add = async () => {
+    try {
+      await api('/api/suppressions', {
+        method: 'POST',
+        body: {
+          tenant: $('s-tenant').value.trim(),
+          recipientRef: $('s-ref').value.trim(),
+          channel: channel.value,
+          reason: $('s-reason').value,
+        },
+      });
+      setStatus('suppression recorded', 'ok');
+      await loadSuppressions();
+    } catch (error) {
+      setStatus(`suppression refused: ${error.message}`, 'bad');
+    }
+  };
+  return el(
+    'div',
+    { class: 'decision-form' },
+    field('s-tenant', 'Tenant', 12),
+    field('s-ref', 'Recipient ref', 14),
+    el('label', { text: 'Channel ' }, channel),
+    field('s-reason', 'Reason', 30),
+    el('button', { type: 'button', id: 's-add', text: 'Suppress', onclick: add }),
+  );
 };
 
 const loadQueries = async () => {

@@ -86,6 +86,7 @@ beforeAll(async () => {
     clock,
     stats: dynamoLedgerStats(doc, table, () => clock.now()),
     suppressions: dynamoSuppressions(doc, suppressionTable),
+    suppressionList: new DynamoSuppressionList(doc, suppressionTable),
     capabilities: (name) => (name === 'rest' ? CAPS : undefined),
     auditLog: log,
   };
@@ -247,6 +248,36 @@ describe('console API: operator', () => {
     expect(res.status).toBe(429);
     expect(log.entries.at(-1)).toMatchObject({ kind: 'denied', status: 429, reason: 'rate_limited' });
     expect((await ledger.get(unknownRow.pk))!.state).toBe('unknown');
+  });
+
+  it('adds a suppression by opaque ref under the principal; a viewer may not; addresses are refused', async () => {
+    const body = {
+      tenant: 'acme-games',
+      recipientRef: 'player-12',
+      channel: 'sms',
+      reason: 'asked to stop, OPS-14',
+    };
+    expect((await call(viewerToken, 'POST', '/api/suppressions', { body })).status).toBe(403);
+    const added = await call(operatorToken, 'POST', '/api/suppressions', { body });
+    expect(added.status).toBe(200);
+    const listed = await call(viewerToken, 'GET', '/api/suppressions');
+    expect(listed.body.items).toContainEqual(
+      expect.objectContaining({
+        recipientRef: 'player-12',
+        channels: { sms: 'operator:op-1:asked to stop, OPS-14' },
+      }),
+    );
+    expect(log.entries.at(-1)).toMatchObject({
+      kind: 'decision',
+      outcome: 'suppress',
+      principal: 'operator:op-1',
+    });
+    for (const bad of [
+      { ...body, recipientRef: '+15555550123' },
+      { ...body, recipientRef: 'alice@example.com' },
+      { ...body, reason: 'mail alice@example.com' },
+    ])
+      expect((await call(operatorToken, 'POST', '/api/suppressions', { body: bad })).status).toBe(400);
   });
 
   it('runs behind API Gateway: roles from the verified JWT groups, the subject as the decider', async () => {

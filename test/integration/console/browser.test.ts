@@ -87,6 +87,8 @@ beforeAll(async () => {
     ],
     viewport: { width: 1400, height: 1000 },
   });
+  // Generous waits: the machine is shared, and each step waits for a condition, never for a fixed time.
+  context.setDefaultTimeout(60_000);
 }, 180_000);
 
 afterAll(async () => {
@@ -169,7 +171,7 @@ describe('operator console in Chromium', () => {
     const html = await page.content();
     for (const marker of Object.values(MARKERS)) expect(html).not.toContain(marker);
     await page.close();
-  }, 120_000);
+  }, 240_000);
 
   it('renders a hostile event id as text: no element, no script run', async () => {
     const page = await openConsole(urls.operator);
@@ -188,6 +190,7 @@ describe('operator console in Chromium', () => {
     await expect(page.locator('[data-testid="whoami"]').textContent()).resolves.toBe('viewer: local-viewer');
     await page.waitForSelector(rowSelector(quarantined[3]!.pk));
     await expect(page.locator('#d-submit').count()).resolves.toBe(0);
+    await expect(page.locator('#s-add').count()).resolves.toBe(0);
     await expect(
       page.locator('[data-testid="attention-table"] input[type="checkbox"]').count(),
     ).resolves.toBe(0);
@@ -195,26 +198,36 @@ describe('operator console in Chromium', () => {
     const statuses = await page.evaluate(
       async ({ token, key }) => {
         const out: number[] = [];
-        for (const outcome of ['accepted', 'rejected', 'resend']) {
-          const response = await fetch('/api/decisions', {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ keys: [key], outcome, reason: 'viewer attempt' }),
-          });
-          out.push(response.status);
-        }
+        const post = async (path: string, body: unknown) =>
+          (
+            await fetch(path, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            })
+          ).status;
+        for (const outcome of ['accepted', 'rejected', 'resend'])
+          out.push(await post('/api/decisions', { keys: [key], outcome, reason: 'viewer attempt' }));
+        out.push(
+          await post('/api/suppressions', {
+            tenant: 'acme-games',
+            recipientRef: 'player-73',
+            channel: 'email',
+            reason: 'viewer attempt',
+          }),
+        );
         return out;
       },
       { token: viewerToken, key: quarantined[3]!.pk },
     );
-    expect(statuses).toEqual([403, 403, 403]);
+    expect(statuses).toEqual([403, 403, 403, 403]);
     const audit = readFileSync(join(stateDir, 'console-audit.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { kind: string; principal: string; status: number });
     expect(
       audit.filter((e) => e.kind === 'denied' && e.principal === 'viewer:local-viewer' && e.status === 403),
-    ).toHaveLength(3);
+    ).toHaveLength(4);
     expect(
       audit.filter((e) => e.kind === 'decision' && e.principal === 'operator:local-operator'),
     ).toHaveLength(3);
