@@ -281,9 +281,13 @@ const decide = async () => {
 };
 
 // ---- timeline ----
+let timelineRequest = 0;
 const showTimeline = async (key) => {
+  // Only the latest request may render: an older answer arriving late must not replace a newer one.
+  const request = ++timelineRequest;
   try {
     const t = await api(`/api/timeline?${new URLSearchParams({ key })}`);
+    if (request !== timelineRequest) return;
     const r = t.row;
     $('t-key').value = r.dedupeKey;
     $('timeline-body').replaceChildren(
@@ -345,6 +349,7 @@ const showTimeline = async (key) => {
         : el('p', { class: 'muted', text: 'no archive configured' }),
     );
   } catch (error) {
+    if (request !== timelineRequest) return;
     $('timeline-body').replaceChildren(el('p', { class: 'bad', text: `timeline: ${error.message}` }));
   }
 };
@@ -466,7 +471,12 @@ const loadQueries = async () => {
 };
 
 const loadOverview = async () => renderOverview(await api('/api/overview'));
-const loadAttention = async () => renderAttention(await api(`/api/attention?${attentionQuery()}`));
+let attentionRequest = 0;
+const loadAttention = async () => {
+  const request = ++attentionRequest;
+  const page = await api(`/api/attention?${attentionQuery()}`);
+  if (request === attentionRequest) renderAttention(page);
+};
 
 const loadAll = async () => {
   try {
