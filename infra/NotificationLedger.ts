@@ -19,6 +19,7 @@ import { Dispatcher } from './constructs/Dispatcher.js';
 import { EvidenceRecorder } from './constructs/EvidenceRecorder.js';
 import { IntakeQueue } from './constructs/IntakeQueue.js';
 import { LedgerTables } from './constructs/LedgerTables.js';
+import { OperatorConsole, type OperatorConsoleProps } from './constructs/OperatorConsole.js';
 import { ReconcilerWorkflow } from './constructs/ReconcilerWorkflow.js';
 import { acknowledge } from './nag.js';
 
@@ -98,6 +99,13 @@ export interface NotificationLedgerProps {
   logRetention?: logs.RetentionDays;
   /** Athena named queries; default: the archive's own (lib/archive). */
   namedQueries?: readonly NamedQuery[];
+  /**
+   * The operator console (API Gateway + Cognito + CloudFront). Default: created with its own user pool.
+   * Pass `userPool` (+ `userPoolDomain`) to use an existing pool with `viewer`/`operator` groups, or `false`.
+   */
+  console?:
+    | false
+    | Pick<OperatorConsoleProps, 'userPool' | 'userPoolDomain' | 'domainPrefix' | 'rateLimitPerSecond'>;
 }
 
 const NEEDS_PROVIDER_SECRET = new Set<string>(['resend', 'twilio', 'rest']);
@@ -121,6 +129,7 @@ export class NotificationLedger extends Construct {
   readonly contentHashSecret: secretsmanager.Secret;
   readonly sealKey: kms.Key;
   readonly sesConfigurationSetName?: string;
+  readonly console?: OperatorConsole;
 
   constructor(scope: Construct, id: string, props: NotificationLedgerProps) {
     super(scope, id);
@@ -275,6 +284,29 @@ export class NotificationLedger extends Construct {
       namedQueries: props.namedQueries ?? loadNamedQueries(),
       logRetention: props.logRetention,
     });
+
+    // --- operator console -----------------------------------------------------------------------------
+    if (props.console !== false) {
+      this.console = new OperatorConsole(this, 'Console', {
+        ...(props.console ?? {}),
+        ledger: this.tables.ledger,
+        suppression: this.tables.suppression,
+        intakeQueue: this.intake.queue,
+        dlq: this.intake.dlq,
+        accessLogsBucket: this.archive.accessLogsBucket,
+        logRetention: props.logRetention,
+        // Capabilities only: the console never sends, so it gets the transport settings, not the secret.
+        transportEnv: (fn) => {
+          fn.setEnv(ENV.emailTransport, props.email.transport)
+            .setEnv(ENV.smsTransport, props.sms.transport)
+            .setEnv(ENV.emailFrom, props.email.fromAddress)
+            .setEnv(ENV.purposes, purposesJson);
+          if (props.restBaseUrl) fn.setEnv(ENV.restBaseUrl, props.restBaseUrl);
+          if (props.sms.transport === 'twilio' && props.sms.senderId)
+            fn.setEnv(ENV.smsOriginationIdentity, props.sms.senderId);
+        },
+      });
+    }
 
     // --- alarms -----------------------------------------------------------------------------------------
     if (props.alarmTopic) {

@@ -28,6 +28,15 @@ export class SendproofStack extends Stack {
     output('ReconcileStateMachineArn', reconciler.stateMachine.stateMachineArn, 'Reconcile workflow');
     output('SmsEventsTopicArn', evidence.smsEventsTopic.topicArn, 'End User Messaging SMS events topic');
     output('AlarmTopicArn', this.ledger.alarmTopic.topicArn, 'Subscribe on-call to this topic');
+    if (this.ledger.console) {
+      const c = this.ledger.console;
+      output('ConsoleUrl', `https://${c.distribution.distributionDomainName}/`, 'Operator console page');
+      output('ConsoleApiUrl', c.api.apiEndpoint, 'Operator console API (Cognito JWT)');
+      output('ConsoleUserPoolId', c.userPool.userPoolId, 'Add console users and groups here');
+      output('ConsolePageBucket', c.bucket.bucketName, 'sendproof console publish-page uploads here');
+      output('ConsoleClientId', c.userPoolClient.userPoolClientId, 'The page app client (hosted UI)');
+      output('ConsoleHostedUiDomain', c.hostedUiDomain, 'Cognito hosted UI domain');
+    }
     if (this.ledger.sesConfigurationSetName) {
       output('SesConfigurationSetName', this.ledger.sesConfigurationSetName, 'SES v2 configuration set');
     }

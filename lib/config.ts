@@ -152,6 +152,7 @@ export const FUNCTION_SETTINGS = {
   evidence: ['ledgerTable'],
   archive: ['archiveBucket'],
   archiveMaintenance: ['archiveBucket', 'ledgerTable', 'archiveFailuresUrl', 'digestKeyId'],
+  console: ['ledgerTable'],
 } as const satisfies Record<string, ReadonlyArray<keyof Config>>;
 
 export type FunctionName = keyof typeof FUNCTION_SETTINGS;

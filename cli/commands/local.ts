@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
 import { dynamoDocumentClient, s3Client, sqsClient } from '../../lib/aws/clients.js';
+import { type LocalConsole, startLocalConsole } from '../../lib/console/local.js';
 import { isTerminal } from '../../lib/domain/states.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
 import { prepareDemo } from '../../lib/local/demo.js';
@@ -58,6 +59,7 @@ export const register = (program: Command): void => {
     .option('--sms-transport <name>', 'simulator', process.env.SENDPROOF_SMS_TRANSPORT ?? 'simulator')
     .option('--state-dir <dir>', 'where state, logs and the archive mirror live', '.local')
     .option('--exit-after-demo', 'stop everything once the demo has settled (for scripts and tests)')
+    .option('--no-console', 'do not serve the operator console')
     .action(
       async (options: {
         demo?: boolean;
@@ -65,6 +67,7 @@ export const register = (program: Command): void => {
         smsTransport: string;
         stateDir: string;
         exitAfterDemo?: boolean;
+        console: boolean;
       }) => {
         if (options.emailTransport !== 'ses' && options.emailTransport !== 'simulator')
           throw new Error(`--email-transport must be ses or simulator, not ${options.emailTransport}`);
@@ -78,10 +81,12 @@ export const register = (program: Command): void => {
           progress: (line) => print(`· ${line}`),
         });
         let stopping = false;
+        let operatorConsole: LocalConsole | undefined;
         const stop = async (code = 0) => {
           if (stopping) return;
           stopping = true;
           print('stopping local stack…');
+          await operatorConsole?.stop();
           await stack.stop();
           print('stopped; no server left running.');
           process.exit(code);
@@ -93,6 +98,12 @@ export const register = (program: Command): void => {
         for (const [name, value] of Object.entries(endpointsOf(s))) print(`  ${name.padEnd(10)} ${value}`);
         print(`  SES inbox  ${s.ses}/   ·   simulator log ${s.simulator}/_sim/requests`);
         print(`  functions log ${s.functionsLog}\n`);
+        if (options.console && !options.exitAfterDemo) {
+          operatorConsole = await startLocalConsole(s, { stateDir: options.stateDir });
+          print(`Operator console ${operatorConsole.url} (tokens shown once, held only by this process):`);
+          print(`  operator: ${operatorConsole.operatorUrl}`);
+          print(`  viewer:   ${operatorConsole.viewerUrl}\n`);
+        }
         if (options.demo) {
           const intents = await prepareDemo({
             s3: s3Client({ region: s.region, endpoint: s.s3 }),

@@ -45,17 +45,17 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     ({ stack, template } = synthStack(SES_AND_SMS));
   }, SYNTH_TIMEOUT);
 
-  it('creates exactly the five Sendproof functions and no custom-resource functions', () => {
-    // Assess
-    template.resourceCountIs('AWS::Lambda::Function', 5);
+  it('creates exactly the six Sendproof functions and no custom-resource functions', () => {
+    // Assess: dispatch, reconcile, evidence, archive, archive maintenance, console
+    template.resourceCountIs('AWS::Lambda::Function', 6);
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
   });
 
-  it('runs every function on Node 22, arm64, traced, with the Powertools service and namespace', () => {
+  it('runs every function on Node 24, arm64, traced, with the Powertools service and namespace', () => {
     // Assess
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(5);
+    expect(functions).toHaveLength(6);
     for (const fn of functions) {
       expect(fn.Properties.Runtime).toBe('nodejs24.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -77,7 +77,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
     );
     expect(roles).toBeDefined();
-    expect(lambdaRoles).toHaveLength(5);
+    expect(lambdaRoles).toHaveLength(6);
     for (const role of lambdaRoles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
 
@@ -182,7 +182,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
   it('refuses non-TLS access to every bucket', () => {
     // Assess
     const policies = Object.values(template.findResources('AWS::S3::BucketPolicy'));
-    expect(policies).toHaveLength(3);
+    expect(policies).toHaveLength(5); // archive, access logs, Athena results, console page, CDN logs
     for (const policy of policies) {
       expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
         expect.objectContaining({

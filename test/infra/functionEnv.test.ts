@@ -2,6 +2,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import type { NotificationLedgerProps } from '../../infra/NotificationLedger.js';
 import { FUNCTION_SETTINGS, type FunctionName, loadConfig, requireSettings } from '../../lib/config.js';
+import { consoleCapabilities } from '../../lib/console/wiring.js';
 import { transportsFor } from '../../lib/transports/configured.js';
 import { SES_AND_SMS, synthStack } from './synth.js';
 
@@ -61,6 +62,7 @@ describe('every deployed function can start with the environment the stack gives
           evidence: stack.ledger.evidence.function,
           archive: stack.ledger.archive.function,
           archiveMaintenance: stack.ledger.archive.maintenance,
+          console: stack.ledger.console!.function,
         };
         for (const [fn, construct] of Object.entries(functions) as Array<
           [FunctionName, (typeof functions)[FunctionName]]
@@ -71,6 +73,8 @@ describe('every deployed function can start with the environment the stack gives
           const start = (): void => {
             const config = requireSettings(loadConfig(env), FUNCTION_SETTINGS[fn]);
             if (fn === 'dispatch' || fn === 'reconcile') transportsFor(config);
+            // The console shows each row's transport capabilities, built without any provider secret.
+            if (fn === 'console') expect(consoleCapabilities(config)(undefined, 'email')).toBeDefined();
           };
           // Assess
           expect(start, `${fn} under ${name}`).not.toThrow();

@@ -1,0 +1,22 @@
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { stdoutAuditLog } from '../../lib/console/adapters.js';
+import { jwtClaimsAuthenticator } from '../../lib/console/auth.js';
+import { fromApiGatewayEvent, toApiGatewayResult } from '../../lib/console/http.js';
+import { consoleHandlerFor } from '../../lib/console/wiring.js';
+
+/**
+ * Console API Lambda behind API Gateway (HTTP API) with a Cognito JWT authorizer: the gateway verifies
+ * the token; lib/console reads its verified claims, routes, and answers. Only wiring lives here.
+ */
+const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.console);
+const { handler: consoleHandler } = consoleHandlerFor(config, {
+  authenticate: jwtClaimsAuthenticator(),
+  auditLog: stdoutAuditLog(),
+  ...(process.env.SENDPROOF_CONSOLE_ORIGIN ? { allowedOrigin: process.env.SENDPROOF_CONSOLE_ORIGIN } : {}),
+});
+
+export const handler = async (
+  event: APIGatewayProxyEventV2WithJWTAuthorizer,
+): Promise<APIGatewayProxyStructuredResultV2> =>
+  toApiGatewayResult(await consoleHandler(fromApiGatewayEvent(event)));

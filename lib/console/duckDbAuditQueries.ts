@@ -1,0 +1,22 @@
+import { DuckDbAudit } from '../archive/DuckDbAudit.js';
+import { loadNamedQueries, type NamedQuery } from '../archive/namedQueries.js';
+import type { AuditQueries } from './ports.js';
+
+// Local only (DuckDB is a native module): the Lambda bundle never imports this file.
+/** Named queries over the local archive folder; each run opens DuckDB afresh so new objects are seen. */
+export const duckDbAuditQueries = (
+  archiveDir: string,
+  queries: NamedQuery[] = loadNamedQueries(),
+): AuditQueries => ({
+  list: () => queries,
+  async run(name, args) {
+    const query = queries.find((q) => q.name === name);
+    if (!query) throw new Error(`no named query ${name}`);
+    const audit = await DuckDbAudit.open(archiveDir);
+    try {
+      return await audit.runNamed(query, args);
+    } finally {
+      audit.close();
+    }
+  },
+});

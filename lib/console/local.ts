@@ -1,0 +1,72 @@
+import { join } from 'node:path';
+import { ConfigSchema } from '../config.js';
+import type { LocalState } from '../local/LocalStack.js';
+import { jsonLinesAuditLog } from './adapters.js';
+import { newToken, type Principal, staticTokenAuthenticator } from './auth.js';
+import type { ConsoleDeps } from './ConsoleApi.js';
+import { duckDbAuditQueries } from './duckDbAuditQueries.js';
+import { type RunningConsoleServer, startConsoleServer } from './server.js';
+import { staticFilesFrom } from './staticFiles.js';
+import { consoleHandlerFor } from './wiring.js';
+
+export interface LocalConsole extends RunningConsoleServer {
+  /** Printed once by the caller; never written to a file. */
+  viewerUrl: string;
+  operatorUrl: string;
+  viewerToken: string;
+  operatorToken: string;
+  auditLogFile: string;
+  deps: ConsoleDeps;
+}
+
+/**
+ * The console on the local stack: the same handler the Lambda runs, over node:http on 127.0.0.1, with
+ * two random bearer tokens (viewer, operator) that exist only in this process's memory. The token rides
+ * in the URL fragment, which the browser never sends to a server; the page moves it to sessionStorage.
+ */
+export const startLocalConsole = async (
+  state: LocalState,
+  options: { operatorId?: string; port?: number; stateDir?: string; decisionRowsPerMinute?: number } = {},
+): Promise<LocalConsole> => {
+  const config = ConfigSchema.parse({
+    ledgerTable: state.ledgerTable,
+    suppressionTable: state.suppressionTable,
+    region: state.region,
+    queueUrl: state.queueUrl,
+    dlqUrl: state.dlqUrl,
+    archiveMirrorDir: state.archiveDir,
+    emailTransport: state.emailTransport,
+    smsTransport: state.smsTransport,
+    restBaseUrl: state.simulator,
+    endpointSes: state.ses,
+    endpointDynamoDb: state.dynamodb,
+    endpointSqs: state.sqs,
+  }) as ReturnType<typeof ConfigSchema.parse> & { ledgerTable: string };
+  const viewerToken = newToken();
+  const operatorToken = newToken();
+  const operator: Principal = { id: options.operatorId ?? 'local-operator', role: 'operator' };
+  const auditLogFile = join(options.stateDir ?? join(state.archiveDir, '..'), 'console-audit.jsonl');
+  const { handler, deps } = consoleHandlerFor(config, {
+    authenticate: staticTokenAuthenticator([
+      { token: viewerToken, principal: { id: 'local-viewer', role: 'viewer' } },
+      { token: operatorToken, principal: operator },
+    ]),
+    auditLog: jsonLinesAuditLog(auditLogFile),
+    staticFiles: staticFilesFrom(),
+    audit: duckDbAuditQueries(state.archiveDir),
+    ...(options.decisionRowsPerMinute ? { decisionRowsPerMinute: options.decisionRowsPerMinute } : {}),
+  });
+  const server = await startConsoleServer(handler, {
+    host: '127.0.0.1',
+    ...(options.port ? { port: options.port } : {}),
+  });
+  return {
+    ...server,
+    viewerToken,
+    operatorToken,
+    viewerUrl: `${server.url}/#token=${viewerToken}`,
+    operatorUrl: `${server.url}/#token=${operatorToken}`,
+    auditLogFile,
+    deps,
+  };
+};

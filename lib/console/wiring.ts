@@ -1,0 +1,83 @@
+import { sqsClient } from '../aws/clients.js';
+import type { Config } from '../config.js';
+import { systemClock } from '../domain/clock.js';
+import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
+import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
+import { SqsIntentPublisher } from '../reconcile/SqsIntentPublisher.js';
+import { createTransports } from '../transports/index.js';
+import { documentClientFor, ledgerFor, purposesFor } from '../wiring.js';
+import { capabilitiesOf, dynamoLedgerStats, dynamoSuppressions, sqsQueueDepth } from './adapters.js';
+import type { Authenticator } from './auth.js';
+import { type ConsoleDeps, type ConsoleHandler, createConsoleHandler } from './ConsoleApi.js';
+import type { AuditLog, AuditQueries } from './ports.js';
+import type { StaticFiles } from './staticFiles.js';
+
+export interface ConsoleWiring {
+  authenticate: Authenticator;
+  auditLog: AuditLog;
+  /** The archive's named queries (local: DuckDB over the mirror folder). Absent: archive routes say so. */
+  audit?: AuditQueries;
+  staticFiles?: StaticFiles;
+  allowedOrigin?: string;
+  decisionRowsPerMinute?: number;
+}
+
+/**
+ * Capabilities of the configured transports. The console never sends or looks up, so it holds no
+ * provider credentials: the transports are built with a credentials source that refuses, and only their
+ * (static) capabilities are read. A configuration they cannot be built from shows none.
+ */
+export const consoleCapabilities = (config: Config) => {
+  try {
+    return capabilitiesOf(
+      createTransports(config, {
+        providerSecrets: async () => {
+          throw new Error('the console holds no provider credentials');
+        },
+      }),
+    );
+  } catch {
+    return () => undefined;
+  }
+};
+
+/** The console handler built from config the one way both the Lambda and the local server use. */
+export const consoleHandlerFor = (
+  config: Config & { ledgerTable: string },
+  wiring: ConsoleWiring,
+): { handler: ConsoleHandler; deps: ConsoleDeps } => {
+  const doc = documentClientFor(config);
+  const ledger = ledgerFor(config, doc);
+  const sqs =
+    config.queueUrl || config.dlqUrl
+      ? sqsClient({ region: config.region, ...(config.endpointSqs ? { endpoint: config.endpointSqs } : {}) })
+      : undefined;
+  const audit = wiring.audit;
+  const deps: ConsoleDeps = {
+    ledger,
+    decisions: new OperatorDecisions({
+      ledger,
+      purposes: purposesFor(config),
+      clock: systemClock,
+      ...(sqs && config.queueUrl ? { publisher: new SqsIntentPublisher(sqs, config.queueUrl) } : {}),
+    }),
+    authenticate: wiring.authenticate,
+    clock: systemClock,
+    stats: dynamoLedgerStats(doc, config.ledgerTable, () => systemClock.now()),
+    // Building the transports reads no secret: credentials are fetched on a send or a lookup only.
+    capabilities: consoleCapabilities(config),
+    auditLog: wiring.auditLog,
+    ...(audit ? { audit } : {}),
+    ...(config.suppressionTable
+      ? {
+          suppressions: dynamoSuppressions(doc, config.suppressionTable),
+          suppressionList: new DynamoSuppressionList(doc, config.suppressionTable),
+        }
+      : {}),
+    ...(sqs && config.dlqUrl ? { dlqDepth: sqsQueueDepth(sqs, config.dlqUrl) } : {}),
+    ...(wiring.staticFiles ? { staticFiles: wiring.staticFiles } : {}),
+    ...(wiring.allowedOrigin ? { allowedOrigin: wiring.allowedOrigin } : {}),
+    ...(wiring.decisionRowsPerMinute ? { decisionRowsPerMinute: wiring.decisionRowsPerMinute } : {}),
+  };
+  return { handler: createConsoleHandler(deps), deps };
+};

@@ -1,0 +1,136 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import * as cognito from 'aws-cdk-lib/aws-cognito';
+import { describe, expect, it } from 'vitest';
+import { actionsOf, SES_AND_SMS, statementsOf, synthStack } from './synth.js';
+
+const SYNTH_TIMEOUT = 120_000;
+
+describe('operator console infrastructure', () => {
+  it(
+    'puts the console API behind a Cognito JWT authorizer on every route, with viewer and operator groups',
+    () => {
+      const { stack, template } = synthStack(SES_AND_SMS);
+      const c = stack.ledger.console!;
+      template.resourceCountIs('AWS::Cognito::UserPool', 1);
+      template.hasResourceProperties('AWS::Cognito::UserPool', {
+        MfaConfiguration: 'ON',
+        AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      });
+      for (const group of ['viewer', 'operator'])
+        template.hasResourceProperties('AWS::Cognito::UserPoolGroup', { GroupName: group });
+      template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+        AuthorizerType: 'JWT',
+        IdentitySource: ['$request.header.Authorization'],
+        JwtConfiguration: {
+          Audience: [{ Ref: stack.getLogicalId(c.userPoolClient.node.defaultChild as never) }],
+          Issuer: Match.objectLike({ 'Fn::Join': Match.anyValue() }),
+        },
+      });
+      const routes = template.findResources('AWS::ApiGatewayV2::Route');
+      expect(
+        Object.values(routes)
+          .map((r) => r.Properties.RouteKey)
+          .sort(),
+      ).toEqual(['GET /api/{proxy+}', 'POST /api/{proxy+}']);
+      for (const route of Object.values(routes)) expect(route.Properties.AuthorizationType).toBe('JWT');
+      // A stage throttle on top of the per-principal decision limit, and access logs.
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: '$default',
+        DefaultRouteSettings: { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 },
+        AccessLogSettings: Match.objectLike({ DestinationArn: Match.anyValue() }),
+      });
+      // The page client gets tokens only from the hosted UI, back to the console's own CloudFront URL.
+      template.hasResourceProperties('AWS::Cognito::UserPoolClient', {
+        GenerateSecret: false,
+        AllowedOAuthFlows: ['implicit'],
+        CallbackURLs: [Match.objectLike({ 'Fn::Join': Match.anyValue() })],
+      });
+    },
+    SYNTH_TIMEOUT,
+  );
+
+  it(
+    'serves the page from a private bucket through CloudFront with origin access control and a strict CSP',
+    () => {
+      const { stack, template } = synthStack(SES_AND_SMS);
+      const bucketId = stack.getLogicalId(stack.ledger.console!.bucket.node.defaultChild as never);
+      template.hasResourceProperties('AWS::S3::Bucket', {
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+      });
+      template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
+      template.hasResourceProperties('AWS::CloudFront::Distribution', {
+        DistributionConfig: Match.objectLike({
+          DefaultRootObject: 'index.html',
+          Origins: [
+            Match.objectLike({
+              OriginAccessControlId: Match.anyValue(),
+              S3OriginConfig: { OriginAccessIdentity: '' },
+            }),
+          ],
+          DefaultCacheBehavior: Match.objectLike({ ViewerProtocolPolicy: 'redirect-to-https' }),
+        }),
+      });
+      // Only CloudFront (this distribution) may read the page bucket.
+      const policies = template.findResources('AWS::S3::BucketPolicy', {
+        Properties: { Bucket: { Ref: bucketId } },
+      });
+      const statements = Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement);
+      const reads = statements.filter((s: { Effect: string; Action: unknown }) =>
+        JSON.stringify(s.Action).includes('s3:GetObject'),
+      );
+      expect(reads).toHaveLength(1);
+      expect(reads[0].Principal).toEqual({ Service: 'cloudfront.amazonaws.com' });
+      expect(JSON.stringify(reads[0].Condition)).toContain('AWS:SourceArn');
+      const headers = template.findResources('AWS::CloudFront::ResponseHeadersPolicy');
+      const csp = JSON.stringify(Object.values(headers)[0]);
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+    },
+    SYNTH_TIMEOUT,
+  );
+
+  it(
+    'gives the console function exactly the access it uses',
+    () => {
+      const { stack, template } = synthStack(SES_AND_SMS);
+      const actions = actionsOf(statementsOf(stack, template, stack.ledger.console!.function.role));
+      expect(actions).toEqual(
+        expect.arrayContaining([
+          'dynamodb:GetItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:Scan',
+          'sqs:SendMessage',
+        ]),
+      );
+      expect(actions.filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
+      expect(actions.filter((a) => a.startsWith('ses:') || a.startsWith('sms-voice:'))).toEqual([]);
+      expect(actions).not.toContain('dynamodb:DeleteItem');
+    },
+    SYNTH_TIMEOUT,
+  );
+
+  it(
+    'uses a user pool passed in instead of creating one, and can be left out',
+    () => {
+      const { template } = synthStack((scope) => ({
+        ...SES_AND_SMS,
+        console: {
+          userPool: cognito.UserPool.fromUserPoolId(scope, 'Pool', 'eu-west-1_AbCdEf123'),
+          userPoolDomain: 'acme-ops.auth.eu-west-1.amazoncognito.com',
+        },
+      }));
+      template.resourceCountIs('AWS::Cognito::UserPool', 0);
+      template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
+      const none = synthStack({ ...SES_AND_SMS, console: false }).template;
+      none.resourceCountIs('AWS::ApiGatewayV2::Api', 0);
+      none.resourceCountIs('AWS::CloudFront::Distribution', 0);
+    },
+    SYNTH_TIMEOUT,
+  );
+});
