@@ -105,7 +105,7 @@ export const loadConfig = (env: Readonly<Record<string, string | undefined>> = p
 export const FUNCTION_SETTINGS = {
   dispatch: ['ledgerTable', 'suppressionTable'],
   reconcile: ['ledgerTable'],
-  evidence: ['ledgerTable'],
+  evidence: ['ledgerTable', 'suppressionTable'],
   archive: ['archiveBucket'],
 } as const satisfies Record<string, ReadonlyArray<keyof Config>>;
 

@@ -26,6 +26,14 @@ export const METRIC = {
   quarantines: 'Quarantines',
   manualDecisions: 'ManualDecisions',
   lookupsUnavailable: 'LookupsUnavailable',
+  /** Evidence: one per fact recorded (dimensions fact, channel, purpose): delivered, bounced_*, complained, … */
+  deliveryFacts: 'DeliveryFacts',
+  /** Evidence events whose key hash no claim of ours carries (dimension source). */
+  evidenceUnmatched: 'EvidenceUnmatched',
+  /** Webhook requests refused with 401: unsigned, forged or replayed (dimensions provider, reason). */
+  webhookRefused: 'WebhookRefused',
+  /** Rows that left `unknown`/`quarantined`, by who settled them (dimension by: evidence | lookup | operator). */
+  unknownSettled: 'UnknownSettled',
   /** Archiver. */
   transitionsArchived: 'TransitionsArchived',
 } as const;

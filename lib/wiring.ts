@@ -1,8 +1,12 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamoDocumentClient } from './aws/clients.js';
 import { type Config, requireSettings } from './config.js';
+import type { Clock } from './domain/clock.js';
 import { PurposeRegistry } from './domain/purposes.js';
+import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
+import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';
 import { DynamoLedger } from './ledger/DynamoLedger.js';
+import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 
 /**
  * The small pieces every entry and the CLI build from config, each built one way only. Kept apart from
@@ -19,3 +23,25 @@ export const ledgerFor = (config: Config, documentClient = documentClientFor(con
 
 export const purposesFor = (config: Config): PurposeRegistry =>
   PurposeRegistry.withOverrides(config.purposes);
+
+export const evidenceStoreFor = (config: Config, documentClient = documentClientFor(config)) =>
+  new DynamoEvidenceStore(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable);
+
+/**
+ * The evidence recorder over the ledger table's `ev#` items. The suppression list is wired when the
+ * configuration names one (the evidence function's does: bounces and complaints suppress).
+ */
+export const evidenceRecorderFor = (
+  config: Config,
+  extra: { clock: Clock } & Pick<EvidenceRecorderDeps, 'logger' | 'metrics'>,
+  documentClient = documentClientFor(config),
+): EvidenceRecorder =>
+  new EvidenceRecorder({
+    ledger: ledgerFor(config, documentClient),
+    store: evidenceStoreFor(config, documentClient),
+    purposes: purposesFor(config),
+    ...(config.suppressionTable
+      ? { suppressions: new DynamoSuppressionList(documentClient, config.suppressionTable) }
+      : {}),
+    ...extra,
+  });

@@ -8,6 +8,7 @@ import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { createRuntime } from '../../lib/runtime.js';
+import { evidenceRecorderFor } from '../../lib/wiring.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.
 const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.dispatch);
@@ -22,6 +23,8 @@ const dispatcher = new Dispatcher({
   leaseMs: config.leaseSeconds * 1000,
   logger,
   metrics: { count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value) },
+  // A row that becomes unknown is settled at once by provider events recorded while it was dispatching.
+  evidence: evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
 });
 const handle = createSqsHandler(dispatcher, { concurrency: config.recordConcurrency });
 

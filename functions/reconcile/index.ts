@@ -6,7 +6,7 @@ import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconciler.js';
 import { transportsFor } from '../../lib/transports/configured.js';
-import { ledgerFor, purposesFor } from '../../lib/wiring.js';
+import { documentClientFor, evidenceRecorderFor, ledgerFor, purposesFor } from '../../lib/wiring.js';
 import { powertoolsSink } from './metricsSink.js';
 
 /**
@@ -16,7 +16,8 @@ import { powertoolsSink } from './metricsSink.js';
 const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.reconcile);
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
-const ledger = ledgerFor(config);
+const documentClient = documentClientFor(config);
+const ledger = ledgerFor(config, documentClient);
 // Lookups call the provider, so they need its credentials (cached by Powertools for five minutes).
 const transports = transportsFor(config);
 const purposes = purposesFor(config);
@@ -35,6 +36,12 @@ export const handler = async (
     concurrency: config.recordConcurrency,
     logger,
     metrics: powertoolsSink(metrics),
+    // Events recorded before the row became unknown settle it before any lookup or quarantine.
+    evidence: evidenceRecorderFor(
+      config,
+      { clock: systemClock, logger, metrics: powertoolsSink(metrics) },
+      documentClient,
+    ),
   });
   try {
     const cursor = typeof event?.cursor === 'string' && event.cursor ? event.cursor : undefined;

@@ -10,6 +10,7 @@ import { deriveDedupeKey, deriveLogicalKey, identityOf } from '../domain/keys.js
 import { type Channel, type PurposeRegistry, retentionTtl } from '../domain/purposes.js';
 import { replayWindowOpen } from '../domain/replay.js';
 import { DEFINITIVE_FAILURES, type DeliveryState, isTerminal } from '../domain/states.js';
+import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
 import type { DeliveryRecord, Ledger, SuppressionList, TransitionRequest } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
@@ -64,6 +65,8 @@ export interface DispatcherDeps {
   logger: DispatchLogger;
   metrics?: MetricsSink;
   probe?: EdgeProbe;
+  /** Settles a row that just became `unknown` from provider events recorded earlier (lib/evidence). */
+  evidence?: RecordedEvidence;
 }
 
 /** Where one channel of an intent ended up after this delivery of the message. */
@@ -319,6 +322,8 @@ export class Dispatcher {
           };
         }
         this.deps.metrics?.count(METRIC.unknown);
+        const settled = await this.deps.evidence?.applyRecordedEvidence(result.record);
+        if (settled) return { outcome: this.outcome(settled, 'settled_by_recorded_evidence') };
         // Park the message while a key-enforced replay is still possible; the next delivery replays.
         const park = replayWindowOpen(result.record, this.deps.transports[channel], now);
         return { outcome: { ...base, state: 'unknown', action: park ? 'retry_later' : 'marked_unknown' } };
@@ -432,6 +437,10 @@ export class Dispatcher {
             reason: result.reason,
           });
           await this.deps.probe?.('after_outcome', { dedupeKey: row.pk, channel });
+          {
+            const settled = await this.deps.evidence?.applyRecordedEvidence(row);
+            if (settled) return this.outcome(settled, 'settled_by_recorded_evidence');
+          }
           // With an enforced key the message is parked: its next delivery replays under the same key.
           return this.outcome(
             row,
