@@ -5,11 +5,13 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { measureColdStart } from './coldStart.js';
+import { measureEvidenceReads } from './evidenceReads.js';
 import { measureReconcileScaling } from './reconcileScaling.js';
 import { renderBarChart, renderBenchmarkDoc, renderSummary } from './report.js';
 import { type BenchResults, type MachineInfo, RESULTS_SCHEMA, type TargetResult } from './results.js';
 import {
   type BenchDynamo,
+  createLedgerTables,
   dropTables,
   REPO_ROOT,
   type SimulatorProcess,
@@ -117,6 +119,9 @@ const main = async (): Promise<void> => {
     await sim.reset();
     await dropTables(dynamo.raw);
     results.reconcile = await measureReconcileScaling(dynamo, sim, SIZES.reconcileSizes, 100, progress);
+    await dropTables(dynamo.raw);
+    const { ledgerTable } = await createLedgerTables(dynamo.raw, 'evreads');
+    results.evidenceReads = await measureEvidenceReads(dynamo.doc, ledgerTable, [100, 10_000], progress);
   } finally {
     progress('stopping DynamoDB Local and the simulator');
     await Promise.allSettled([dynamo?.local.stop(), sim?.stop()]);
@@ -129,10 +134,31 @@ const main = async (): Promise<void> => {
   );
   const reconcile = results.reconcile;
   results.targets = [
+    // Three row writes and the evidence pointer (`ev#<hash>`, written with the claim) that makes every
+    // provider event of the message one GetItem away, whatever the backlog.
     target('wcu_happy', 'WCU per notification, happy path, full history', ledgerHappy?.perNotification, {
       op: '<=',
-      value: 3,
+      value: 4,
     }),
+    target(
+      'evidence_reads_flat',
+      'read units per Delivery event, 10,000 waiting rows / 100 waiting rows',
+      results.evidenceReads
+        ? results.evidenceReads.at(-1)!.deliveryReadUnits / results.evidenceReads[0]!.deliveryReadUnits
+        : undefined,
+      { op: '==', value: 1 },
+    ),
+    target(
+      'evidence_reads_max',
+      'read units per evidence event (max of delivery and settle, 10,000 waiting rows)',
+      results.evidenceReads
+        ? Math.max(
+            results.evidenceReads.at(-1)!.deliveryReadUnits,
+            results.evidenceReads.at(-1)!.settleReadUnits,
+          )
+        : undefined,
+      { op: '<=', value: 2 },
+    ),
     target(
       'throughput_ratio',
       'dispatcher / raw ceiling throughput (median)',
