@@ -29,6 +29,7 @@ describe('named audit queries on DuckDB', () => {
   it('every query in queries/ is covered by a test below', () => {
     // Assess
     expect([...queries.keys()]).toEqual([
+      'accepted-not-delivered',
       'channel-outcomes-daily',
       'explain-notification',
       'intent-to-accepted-latency',
@@ -189,6 +190,14 @@ describe('named audit queries on DuckDB', () => {
     ]);
   });
 
+  it('accepted-not-delivered lists acceptances before the cut-off that no delivery fact followed', async () => {
+    // Act: the scenario has no post-acceptance facts, so every acceptance before the cut-off is listed
+    const { rows } = await run('accepted-not-delivered', String(Date.parse(`${DAY1}T10:00:03Z`)));
+    // Assess
+    expect(rows.map((r) => r.dedupe_key)).toEqual([KEY.F, KEY.B]);
+    expect(rows[1]).toMatchObject({ latest_fact: null, channel: 'sms' });
+  });
+
   it('an empty archive folder answers every query with no rows instead of failing', async () => {
     // Prepare
     const empty = await mkdtemp(join(tmpdir(), 'sendproof-archive-empty-'));
@@ -196,6 +205,7 @@ describe('named audit queries on DuckDB', () => {
     const args: Record<string, string[]> = {
       'explain-notification': ['evt-A'],
       'unknown-quarantined-older-than': ['0'],
+      'accepted-not-delivered': ['0'],
       'multiple-acceptances': [],
     };
 
@@ -206,7 +216,7 @@ describe('named audit queries on DuckDB', () => {
         counts.push((await nothing.runNamed(q, args[q.name] ?? [DAY1, DAY2])).rows.length);
 
       // Assess
-      expect(counts).toEqual([0, 0, 0, 0, 0, 0]);
+      expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0]);
     } finally {
       nothing.close();
       await rm(empty, { recursive: true, force: true });
