@@ -8,6 +8,7 @@ import { register as registerReconcile } from './reconcile.js';
 import { register as registerResolve } from './resolve.js';
 import { register as registerStats } from './stats.js';
 import { register as registerStatus } from './status.js';
+import { register as registerSuppressions } from './suppressions.js';
 import { register as registerTemplate } from './template.js';
 
 /**
@@ -26,4 +27,5 @@ export const registerCommands = (program: Command): void => {
   registerDlq(program);
   registerReconcile(program);
   registerResolve(program);
+  registerSuppressions(program);
 };
