@@ -22,6 +22,9 @@ export const ENV = {
   smsConfigurationSet: 'SENDPROOF_SMS_CONFIGURATION_SET',
   restBaseUrl: 'SENDPROOF_REST_BASE_URL',
   providerSecretArn: 'SENDPROOF_PROVIDER_SECRET_ARN',
+  webhookSecretArn: 'SENDPROOF_WEBHOOK_SECRET_ARN',
+  webhookSecrets: 'SENDPROOF_WEBHOOK_SECRETS',
+  twilioStatusCallbackUrl: 'SENDPROOF_TWILIO_STATUS_CALLBACK_URL',
   purposes: 'SENDPROOF_PURPOSES',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
   leaseSeconds: 'SENDPROOF_LEASE_SECONDS',
@@ -54,6 +57,12 @@ export const ConfigSchema = z.object({
   smsConfigurationSet: z.string().optional(),
   restBaseUrl: optionalUrl,
   providerSecretArn: z.string().startsWith('arn:').optional(),
+  /** Webhook signing secrets (JSON `{ resend?, twilio?, sendgrid? }`) in Secrets Manager. */
+  webhookSecretArn: z.string().startsWith('arn:').optional(),
+  /** Local/dev only: the same JSON inline (the local stack's generated test secrets). */
+  webhookSecrets: z.string().optional(),
+  /** The evidence endpoint's Twilio path; the key hash is added as `?k=`. */
+  twilioStatusCallbackUrl: optionalUrl,
   purposes: z
     .string()
     .optional()
@@ -106,6 +115,7 @@ export const FUNCTION_SETTINGS = {
   dispatch: ['ledgerTable', 'suppressionTable'],
   reconcile: ['ledgerTable'],
   evidence: ['ledgerTable', 'suppressionTable'],
+  webhook: ['ledgerTable', 'suppressionTable'],
   archive: ['archiveBucket'],
 } as const satisfies Record<string, ReadonlyArray<keyof Config>>;
 

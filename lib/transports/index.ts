@@ -135,6 +135,7 @@ export const createTransports = (
           from: config.smsOriginationIdentity,
           credentials: async () => ({ accountSid: await sid(), authToken: await token() }),
           ...(deps.twilioBaseUrl ? { baseUrl: deps.twilioBaseUrl } : {}),
+          ...(config.twilioStatusCallbackUrl ? { statusCallbackUrl: config.twilioStatusCallbackUrl } : {}),
         });
       }
       case 'simulator':
