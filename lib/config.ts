@@ -49,7 +49,7 @@ export const ConfigSchema = z.object({
   /** Local/dev only; in AWS the key comes from Secrets Manager (contentHashSecretArn). */
   contentHashKey: z.string().min(16).optional(),
   contentHashSecretArn: z.string().startsWith('arn:').optional(),
-  emailTransport: z.enum(['ses', 'simulator', 'rest', 'resend']).default('ses'),
+  emailTransport: z.enum(['ses', 'simulator', 'rest', 'resend', 'sendgrid']).default('ses'),
   smsTransport: z.enum(['sms-v2', 'simulator', 'rest', 'twilio']).default('simulator'),
   emailFrom: z.string().min(3).default('no-reply@sendproof.local'),
   sesConfigurationSet: z.string().optional(),

@@ -11,7 +11,9 @@ export const WEBHOOK_PROVIDERS = ['resend', 'twilio', 'sendgrid'] as const;
 export type WebhookProvider = (typeof WEBHOOK_PROVIDERS)[number];
 
 /** The custom argument (SendGrid) / query parameter (Twilio status callback) carrying the key hash. */
-export const SENDGRID_KEY_ARG = 'sendproof_key';
+export { SENDGRID_KEY_ARG } from '../transports/SendGridTransport.js';
+
+import { SENDGRID_KEY_ARG } from '../transports/SendGridTransport.js';
 export const TWILIO_KEY_PARAM = 'k';
 
 /** Signing material, from Secrets Manager in AWS (one JSON secret), from the local stack's state locally. */
