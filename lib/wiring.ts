@@ -5,6 +5,7 @@ import type { Clock } from './domain/clock.js';
 import { PurposeRegistry } from './domain/purposes.js';
 import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';
+import { PullEvidence, restEventFeed } from './evidence/PullEvidence.js';
 import { DynamoLedger } from './ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 
@@ -45,3 +46,28 @@ export const evidenceRecorderFor = (
       : {}),
     ...extra,
   });
+
+/**
+ * The REST provider's pull feed (`GET {base}/v1/events?after=`), when a channel uses the REST convention
+ * (or the local simulator). Undefined otherwise: SES, SMS, Resend, Twilio and SendGrid push instead.
+ */
+export const pullEvidenceFor = (
+  config: Config,
+  recorder: EvidenceRecorder,
+  extra: Pick<import('./evidence/PullEvidence.js').PullEvidenceDeps, 'logger' | 'metrics'> & {
+    now: () => number;
+  },
+  documentClient = documentClientFor(config),
+): PullEvidence | undefined => {
+  const pulls =
+    ['rest', 'simulator'].includes(config.emailTransport) ||
+    ['rest', 'simulator'].includes(config.smsTransport);
+  if (!pulls || !config.restBaseUrl) return undefined;
+  return new PullEvidence({
+    name: 'rest',
+    feed: restEventFeed({ baseUrl: config.restBaseUrl }),
+    store: evidenceStoreFor(config, documentClient),
+    recorder,
+    ...extra,
+  });
+};

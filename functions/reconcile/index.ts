@@ -6,7 +6,13 @@ import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconciler.js';
 import { transportsFor } from '../../lib/transports/configured.js';
-import { documentClientFor, evidenceRecorderFor, ledgerFor, purposesFor } from '../../lib/wiring.js';
+import {
+  documentClientFor,
+  evidenceRecorderFor,
+  ledgerFor,
+  pullEvidenceFor,
+  purposesFor,
+} from '../../lib/wiring.js';
 import { powertoolsSink } from './metricsSink.js';
 
 /**
@@ -21,6 +27,13 @@ const ledger = ledgerFor(config, documentClient);
 // Lookups call the provider, so they need its credentials (cached by Powertools for five minutes).
 const transports = transportsFor(config);
 const purposes = purposesFor(config);
+const evidence = evidenceRecorderFor(
+  config,
+  { clock: systemClock, logger, metrics: powertoolsSink(metrics) },
+  documentClient,
+);
+// Pull-based providers (the REST convention): their events are read from a durable cursor each run.
+const pull = pullEvidenceFor(config, evidence, { logger, now: () => systemClock.now() }, documentClient);
 
 export const handler = async (
   event: { cursor?: string } | null | undefined,
@@ -37,16 +50,14 @@ export const handler = async (
     logger,
     metrics: powertoolsSink(metrics),
     // Events recorded before the row became unknown settle it before any lookup or quarantine.
-    evidence: evidenceRecorderFor(
-      config,
-      { clock: systemClock, logger, metrics: powertoolsSink(metrics) },
-      documentClient,
-    ),
+    evidence,
   });
   try {
     const cursor = typeof event?.cursor === 'string' && event.cursor ? event.cursor : undefined;
     // Once per run (the first page): how many rows wait for the reconciler and for a human.
     if (!cursor) await reconciler.census();
+    // Then the provider's event feed, so the page below sees what it settled.
+    if (!cursor && pull) await pull.poll();
     const page = await reconciler.reconcilePage(cursor);
     logger.info('reconcile page done', {
       processed: page.processed,

@@ -48,6 +48,23 @@ export interface SimMessage {
   body: Record<string, unknown>;
 }
 
+/**
+ * One provider event of the pull feed (`GET /v1/events?after=<cursor>`), the generic REST convention's
+ * evidence: what happened to an accepted message after the send answered.
+ */
+export interface SimEvent {
+  id: string;
+  /** Feed position; `after=<seq>` returns the events after it. */
+  seq: number;
+  type: 'sent' | 'delivered' | 'bounced' | 'complained' | 'failed' | 'expired' | 'unknown';
+  messageId: string;
+  idempotencyKey: string | null;
+  channel: 'email' | 'sms';
+  /** ISO 8601: when it happened. */
+  at: string;
+  bounceType?: 'Permanent' | 'Transient';
+}
+
 export interface ProviderSimulatorOptions {
   /** 0 (default) lets the kernel pick a free port. */
   port?: number;
@@ -67,6 +84,8 @@ export interface RunningProviderSimulator {
   /** Same as `GET /_sim/requests`. */
   requests(): SimRequest[];
   messages(): SimMessage[];
+  /** The pull feed as it stands now (due events only), like `GET /v1/events`. */
+  events(): SimEvent[];
   /** Same as `DELETE /_sim`. */
   reset(): void;
 }
@@ -155,6 +174,69 @@ export const startProviderSimulator = async (
   const keys = new Map<string, { messageId: string; bodyHash: string; atMs: number }>();
   const log: SimRequest[] = [];
   let faults: ActiveFault[] = [];
+  /** Events not yet due, in the order they will enter the feed. */
+  let pending: Array<Omit<SimEvent, 'seq'> & { dueMs: number }> = [];
+  const feed: SimEvent[] = [];
+  let eventCounter = 0;
+  const dueEvents = () => {
+    const now = clock.now();
+    const due = pending.filter((e) => e.dueMs <= now);
+    pending = pending.filter((e) => e.dueMs > now);
+    for (const { dueMs: _d, ...event } of due) feed.push({ ...event, seq: feed.length + 1 });
+    return feed;
+  };
+  /** What happens after acceptance, by the fault that hit the send (none: sent, then delivered). */
+  const scheduleEvents = (
+    channel: 'email' | 'sms',
+    key: string | undefined,
+    messageId: string,
+    spec: FaultSpec | undefined,
+  ) => {
+    const now = clock.now();
+    const later = now + (spec?.deliverAfterMs ?? 0);
+    type Step = Pick<SimEvent, 'type' | 'bounceType'> & { dueMs: number };
+    const steps: Step[] = [{ type: 'sent', dueMs: now }];
+    switch (spec?.fault) {
+      case 'bounce':
+        steps.push({ type: 'bounced', bounceType: 'Permanent', dueMs: later });
+        break;
+      case 'soft_bounce':
+        steps.push({ type: 'bounced', bounceType: 'Transient', dueMs: later });
+        break;
+      case 'complaint':
+        steps.push({ type: 'delivered', dueMs: later }, { type: 'complained', dueMs: later + 1 });
+        break;
+      case 'sms_ttl_expired':
+        steps.push({ type: 'expired', dueMs: later });
+        break;
+      case 'carrier_failure':
+        steps.push({ type: 'failed', dueMs: later });
+        break;
+      case 'sms_unknown':
+        steps.push({ type: 'unknown', dueMs: later });
+        break;
+      default:
+        steps.push({ type: 'delivered', dueMs: later });
+    }
+    // Out of order: everything enters the feed at the last step's time, newest first.
+    const ordered = spec?.outOfOrder
+      ? [...steps].reverse().map((step) => ({ ...step, enterMs: later }))
+      : steps.map((step) => ({ ...step, enterMs: step.dueMs }));
+    for (const step of ordered) {
+      const event = {
+        id: `sim_evt_${++eventCounter}`,
+        type: step.type,
+        messageId,
+        idempotencyKey: key ?? null,
+        channel,
+        at: new Date(step.dueMs).toISOString(),
+        ...(step.bounceType ? { bounceType: step.bounceType } : {}),
+        dueMs: step.enterMs,
+      };
+      pending.push(event);
+      if (spec?.duplicate) pending.push({ ...event });
+    }
+  };
   const timers = new Set<NodeJS.Timeout>();
 
   const iso = () => new Date(clock.now()).toISOString();
@@ -171,6 +253,8 @@ export const startProviderSimulator = async (
     keys.clear();
     log.length = 0;
     faults = [];
+    pending = [];
+    feed.length = 0;
   };
 
   const takeFault = (facts: RequestFacts): ActiveFault | undefined => {
@@ -280,6 +364,7 @@ export const startProviderSimulator = async (
       });
       return;
     }
+    if (result.outcome === 'accepted') scheduleEvents(channel, key, result.messageId, fault?.spec);
     if (fault?.spec.fault === 'accept_then_drop') {
       record('dropped', to, result.messageId);
       res.socket?.destroy();
@@ -334,6 +419,16 @@ export const startProviderSimulator = async (
         .map(view);
       return sendJson(res, 200, { data });
     }
+    if (method === 'GET' && path === '/v1/events') {
+      const after = Number(url.searchParams.get('after') ?? '0');
+      const limit = Math.min(500, Math.max(1, Number(url.searchParams.get('limit') ?? '100')));
+      if (!Number.isInteger(after) || after < 0)
+        return sendJson(res, 400, { error: 'invalid_request', message: 'after must be a feed cursor' });
+      const data = dueEvents()
+        .filter((e) => e.seq > after)
+        .slice(0, limit);
+      return sendJson(res, 200, { data, next: String(data.at(-1)?.seq ?? after) });
+    }
     const byId = /^\/v1\/messages\/([^/]+)$/.exec(path);
     if (method === 'GET' && byId) {
       const message = messages.get(decodeURIComponent(byId[1]!));
@@ -382,6 +477,7 @@ export const startProviderSimulator = async (
     addFault,
     requests: () => log.map((r) => ({ ...r })),
     messages: () => [...messages.values()],
+    events: () => dueEvents().map((e) => ({ ...e })),
     reset,
     stop: async () => {
       for (const timer of timers) clearTimeout(timer);
