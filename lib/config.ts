@@ -25,6 +25,7 @@ export const ENV = {
   webhookSecretArn: 'SENDPROOF_WEBHOOK_SECRET_ARN',
   webhookSecrets: 'SENDPROOF_WEBHOOK_SECRETS',
   twilioStatusCallbackUrl: 'SENDPROOF_TWILIO_STATUS_CALLBACK_URL',
+  localWebhookPort: 'SENDPROOF_LOCAL_WEBHOOK_PORT',
   purposes: 'SENDPROOF_PURPOSES',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
   leaseSeconds: 'SENDPROOF_LEASE_SECONDS',
@@ -63,6 +64,8 @@ export const ConfigSchema = z.object({
   webhookSecrets: z.string().optional(),
   /** The evidence endpoint's Twilio path; the key hash is added as `?k=`. */
   twilioStatusCallbackUrl: optionalUrl,
+  /** Local stack only: the port the functions worker serves the evidence endpoint on. */
+  localWebhookPort: z.coerce.number().int().min(1).max(65_535).optional(),
   purposes: z
     .string()
     .optional()

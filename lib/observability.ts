@@ -32,8 +32,6 @@ export const METRIC = {
   evidenceUnmatched: 'EvidenceUnmatched',
   /** Webhook requests refused with 401: unsigned, forged or replayed (dimensions provider, reason). */
   webhookRefused: 'WebhookRefused',
-  /** Rows that left `unknown`/`quarantined`, by who settled them (dimension by: evidence | lookup | operator). */
-  unknownSettled: 'UnknownSettled',
   /** Archiver. */
   transitionsArchived: 'TransitionsArchived',
 } as const;

@@ -74,8 +74,22 @@ describe('npm start: the local stack end to end', () => {
     // Prepare: one SMS whose acceptance the simulator drops on the wire
     const endpoints = JSON.parse(await cli('local', 'endpoints', '--json')) as Record<string, string>;
     expect(Object.keys(endpoints).sort()).toEqual(
-      ['archiveDir', 'bucket', 'dlqUrl', 'dynamodb', 'queueUrl', 's3', 'ses', 'simulator', 'sqs'].sort(),
+      [
+        'archiveDir',
+        'bucket',
+        'dlqUrl',
+        'dynamodb',
+        'queueUrl',
+        's3',
+        'ses',
+        'simulator',
+        'sqs',
+        'webhook',
+      ].sort(),
     );
+    // The evidence endpoint is served: an unsigned webhook is refused before anything is read.
+    const unsigned = await fetch(`${endpoints.webhook}/resend`, { method: 'POST', body: '{}' });
+    expect(unsigned.status).toBe(401);
     const fault = await fetch(`${state.simulator}/_sim/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -118,13 +132,15 @@ describe('npm start: the local stack end to end', () => {
       ['e2e-sms', 'sms', 'accepted'],
     ]);
     const sms = rows.find((r) => r.eventId === 'e2e-sms')!;
-    // The lost answer is recovered either by the reconciler's lookup or by the parked message's replay
-    // under the same enforced key; both end accepted with the provider's one message id.
+    // The lost answer is recovered by the provider's event feed (pulled by the reconcile run), by the
+    // reconciler's lookup, or by the parked message's replay under the same enforced key; all end
+    // accepted with the provider's one message id.
     const path = sms.history.map((h) => h.s);
     expect(path.slice(0, 3)).toEqual(['claimed', 'dispatching', 'unknown']);
     expect([path.slice(3), sms.history.at(-1)?.by.split(':')[0]]).toSatisfy(
       ([rest, by]: [string[], string]) =>
-        (rest.join() === 'accepted' && by === 'reconciler') || rest.join() === 'dispatching,accepted',
+        (rest.join() === 'accepted' && (by === 'reconciler' || by === 'evidence')) ||
+        rest.join() === 'dispatching,accepted',
     );
     const requests = (await (await fetch(`${state.simulator}/_sim/requests`)).json()) as Array<{
       outcome: string;
@@ -178,6 +194,7 @@ describe('npm start: the local stack end to end', () => {
       pk: string;
       state: string;
       history: unknown[];
+      delivery?: { n?: number };
     }>;
     const explained = JSON.parse(await cli('explain', 'e2e-sms', '--json')) as {
       ledger: unknown[];
@@ -204,7 +221,11 @@ describe('npm start: the local stack end to end', () => {
     expect(stats).toMatchObject({ rows: 4, byState: { accepted: 4 } });
     expect(status).toEqual([expect.objectContaining({ state: 'accepted' })]);
     expect(explained.ledger).toHaveLength(1);
-    expect(explained.archive).toHaveLength(status[0]!.history.length);
+    // Every transition, plus the delivery facts the simulator's feed reported (sent, delivered).
+    const archived = explained.archive as Array<{ to_state: string }>;
+    expect(archived.filter((l) => !l.to_state.startsWith('delivery:'))).toHaveLength(
+      status[0]!.history.length,
+    );
     expect(reconciled.processed).toBe(0);
     expect(dlq).toEqual([]);
     expect(refused?.code).not.toBe(0);
