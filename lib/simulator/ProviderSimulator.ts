@@ -10,6 +10,7 @@ import {
   faultMatches,
   type RequestFacts,
 } from './faults.js';
+import { type SigningKeys, signResend, signSendGrid, signTwilio } from './webhookSigners.js';
 
 /**
  * TEST DOUBLE. A provider that speaks the generic REST convention (lib/transports/RestTransport.ts),
@@ -73,6 +74,11 @@ export interface ProviderSimulatorOptions {
   /** How long a key is remembered. Default 86400. */
   keyRetentionSeconds?: number;
   clock?: Clock;
+  /**
+   * Also push each event, when due, as the named provider's signed webhook (Resend or SendGrid for email,
+   * Twilio for SMS) to `url` + `/resend` | `/sendgrid` | `/twilio` — what the evidence endpoint receives.
+   */
+  webhooks?: { url: string; keys: SigningKeys; email: 'resend' | 'sendgrid'; sms?: 'twilio' };
 }
 
 export interface RunningProviderSimulator {
@@ -235,7 +241,102 @@ export const startProviderSimulator = async (
       };
       pending.push(event);
       if (spec?.duplicate) pending.push({ ...event });
+      push(event, step.enterMs - now, spec?.duplicate ? 2 : 1);
     }
+  };
+
+  /** The provider-shaped, signed webhook for one event (only the key hash and ids; a fixed test address). */
+  const webhookFor = (
+    event: Omit<SimEvent, 'seq'>,
+  ): { path: string; request: ReturnType<typeof signResend> } | undefined => {
+    const hooks = options.webhooks;
+    if (!hooks || !event.idempotencyKey) return undefined;
+    if (event.channel === 'sms') {
+      if (hooks.sms !== 'twilio') return undefined;
+      const status = { sent: 'sent', delivered: 'delivered', failed: 'undelivered', expired: 'failed' }[
+        event.type as string
+      ];
+      if (!status) return undefined;
+      const query = `?k=${event.idempotencyKey}`;
+      return {
+        path: `/twilio${query}`,
+        request: signTwilio(hooks.keys, `${hooks.url}/twilio${query}`, {
+          MessageSid: event.messageId,
+          MessageStatus: status,
+        }),
+      };
+    }
+    if (hooks.email === 'resend') {
+      const type = {
+        sent: 'email.sent',
+        delivered: 'email.delivered',
+        bounced: 'email.bounced',
+        complained: 'email.complained',
+      }[event.type as string];
+      if (!type) return undefined;
+      return {
+        path: '/resend',
+        request: signResend(
+          hooks.keys,
+          {
+            type,
+            created_at: event.at,
+            data: {
+              email_id: event.messageId,
+              tags: [{ name: 'sendproof-key', value: event.idempotencyKey }],
+              ...(event.bounceType ? { bounce: { type: event.bounceType } } : {}),
+            },
+          },
+          new Date(),
+          event.id,
+        ),
+      };
+    }
+    const sgEvent = {
+      sent: 'processed',
+      delivered: 'delivered',
+      bounced: 'bounce',
+      complained: 'spamreport',
+    }[event.type as string];
+    if (!sgEvent) return undefined;
+    return {
+      path: '/sendgrid',
+      request: signSendGrid(hooks.keys, [
+        {
+          event: sgEvent,
+          sg_event_id: event.id,
+          sg_message_id: `${event.messageId}.sim`,
+          timestamp: Math.floor(Date.parse(event.at) / 1000),
+          sendproof_key: event.idempotencyKey,
+          ...(event.bounceType === 'Transient'
+            ? { type: 'blocked' }
+            : event.bounceType
+              ? { type: 'bounce' }
+              : {}),
+        },
+      ]),
+    };
+  };
+
+  /** Pushes the event's webhook after `delayMs` (real time), `times` times (duplicates). Failures are dropped, as a provider gives up. */
+  const push = (event: Omit<SimEvent, 'seq'>, delayMs: number, times: number) => {
+    if (!options.webhooks || !webhookFor(event)) return;
+    const base = options.webhooks.url;
+    const timer = setTimeout(
+      async () => {
+        timers.delete(timer);
+        // Signed when sent, as the provider does: the timestamp is the delivery attempt's.
+        const hook = webhookFor(event);
+        if (!hook) return;
+        const url = `${base}${hook.path}`;
+        for (let i = 0; i < times; i++)
+          await fetch(url, { method: 'POST', headers: hook.request.headers, body: hook.request.body }).catch(
+            () => undefined,
+          );
+      },
+      Math.max(0, delayMs),
+    );
+    timers.add(timer);
   };
   const timers = new Set<NodeJS.Timeout>();
 

@@ -233,3 +233,48 @@ describe('signed push evidence', () => {
     expect(logged).not.toContain(MARKERS.phone);
   });
 });
+
+describe('the simulator pushes signed webhooks', () => {
+  it('a bounce the simulator injects arrives as a signed SendGrid event and an SMS delivery as a Twilio callback', async () => {
+    // Prepare: a second simulator that pushes to the endpoint (the rows are sent through it)
+    const pushing = await startProviderSimulator({
+      webhooks: { url: server.url, keys, email: 'sendgrid', sms: 'twilio' },
+    });
+    try {
+      const transports = restTransports(pushing);
+      pushing.addFault({ match: { channel: 'email' }, fault: 'bounce', duplicate: true });
+      const email = resetIntent(
+        {
+          eventId: `push-${++seq}`,
+          recipient: { ref: `u-push-${seq}`, email: MARKERS.email, phone: MARKERS.phone },
+          channels: ['email', 'sms'],
+        },
+        clock.now(),
+      );
+      // Act
+      const out = await h.dispatcher({ transports }).handle(JSON.stringify(email), { messageId: `p-${seq}` });
+      const [mail, sms] = out.channels.map((c) => c.dedupeKey);
+      const deadline = Date.now() + 10_000;
+      let rows: Array<DeliveryRecord | undefined> = [];
+      do {
+        await new Promise((r) => setTimeout(r, 100));
+        rows = [await h.ledger.get(mail!), await h.ledger.get(sms!)];
+      } while (
+        (rows[0]?.delivery?.status !== 'bounced_permanent' || rows[1]?.delivery?.status !== 'delivered') &&
+        Date.now() < deadline
+      );
+      // Assess
+      expect(rows[0]?.delivery).toMatchObject({
+        status: 'bounced_permanent',
+        h: expect.arrayContaining([expect.objectContaining({ by: 'evidence:sendgrid' })]),
+      });
+      expect(rows[0]?.delivery?.h).toHaveLength(2);
+      expect(rows[1]?.delivery).toMatchObject({
+        status: 'delivered',
+        h: expect.arrayContaining([expect.objectContaining({ by: 'evidence:twilio' })]),
+      });
+    } finally {
+      await pushing.stop();
+    }
+  });
+});
