@@ -125,6 +125,8 @@ export interface BenchResults {
   throughput?: ThroughputResult;
   latency?: LatencyResult;
   reconcile?: { rows: ReconcileRow[]; readsEqual: boolean };
+  /** Read units per provider event at 100 and 10,000 waiting rows (bench/evidenceReads.ts). */
+  evidenceReads?: import('./evidenceReads.js').EvidenceReadsRow[];
   coldStart?: ColdStartResult;
   archive?: ArchiveBatchingResult;
   targets: TargetResult[];

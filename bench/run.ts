@@ -6,11 +6,13 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { measureArchiveBatching } from './archiveBatching.js';
 import { measureColdStart } from './coldStart.js';
+import { measureEvidenceReads } from './evidenceReads.js';
 import { measureReconcileScaling } from './reconcileScaling.js';
 import { renderBarChart, renderBenchmarkDoc, renderSummary } from './report.js';
 import { type BenchResults, type MachineInfo, RESULTS_SCHEMA, type TargetResult } from './results.js';
 import {
   type BenchDynamo,
+  createLedgerTables,
   dropTables,
   REPO_ROOT,
   type SimulatorProcess,
@@ -125,6 +127,8 @@ const main = async (): Promise<void> => {
     progress(
       `archive: ${results.archive.puts} objects for ${results.archive.transitions} transitions = ${results.archive.objectsPer100Transitions.toFixed(2)} per 100 (per-record layout: ${results.archive.objectsPer100TransitionsBefore.toFixed(0)})`,
     );
+    const { ledgerTable } = await createLedgerTables(dynamo.raw, 'evreads');
+    results.evidenceReads = await measureEvidenceReads(dynamo.doc, ledgerTable, [100, 10_000], progress);
   } finally {
     progress('stopping DynamoDB Local and the simulator');
     await Promise.allSettled([dynamo?.local.stop(), sim?.stop()]);
@@ -137,10 +141,31 @@ const main = async (): Promise<void> => {
   );
   const reconcile = results.reconcile;
   results.targets = [
+    // Three row writes and the evidence pointer (`ev#<hash>`, written with the claim) that makes every
+    // provider event of the message one GetItem away, whatever the backlog.
     target('wcu_happy', 'WCU per notification, happy path, full history', ledgerHappy?.perNotification, {
       op: '<=',
-      value: 3,
+      value: 4,
     }),
+    target(
+      'evidence_reads_flat',
+      'read units per Delivery event, 10,000 waiting rows / 100 waiting rows',
+      results.evidenceReads
+        ? results.evidenceReads.at(-1)!.deliveryReadUnits / results.evidenceReads[0]!.deliveryReadUnits
+        : undefined,
+      { op: '==', value: 1 },
+    ),
+    target(
+      'evidence_reads_max',
+      'read units per evidence event (max of delivery and settle, 10,000 waiting rows)',
+      results.evidenceReads
+        ? Math.max(
+            results.evidenceReads.at(-1)!.deliveryReadUnits,
+            results.evidenceReads.at(-1)!.settleReadUnits,
+          )
+        : undefined,
+      { op: '<=', value: 2 },
+    ),
     target(
       'throughput_ratio',
       'dispatcher / raw ceiling throughput (median)',

@@ -243,7 +243,18 @@ export class NotificationLedger extends Construct {
       smsEvents: props.sms.transport === 'sms-v2',
       logRetention: props.logRetention,
     });
-    this.evidence.function.bindLedger(this.tables.ledger, 'readwrite').setEnv(ENV.purposes, purposesJson);
+    this.evidence.function
+      .bindLedger(this.tables.ledger, 'readwrite')
+      // Permanent bounces and complaints add the recipient to the suppression list.
+      .bindSuppression(this.tables.suppression, 'readwrite')
+      .setEnv(ENV.purposes, purposesJson);
+    // Twilio reports message status to the evidence endpoint (the key hash rides in the URL).
+    if (props.sms.transport === 'twilio')
+      dispatch.setEnv(ENV.twilioStatusCallbackUrl, `${this.evidence.webhookUrl.url}twilio`);
+    this.evidence.webhook
+      .bindLedger(this.tables.ledger, 'readwrite')
+      .bindSuppression(this.tables.suppression, 'readwrite')
+      .setEnv(ENV.purposes, purposesJson);
     if (props.sms.transport === 'sms-v2' && this.evidence.smsConfigurationSet) {
       dispatch.bindSmsSender({
         originationIdentityArn: props.sms.originationIdentityArn!,

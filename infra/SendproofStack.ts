@@ -27,6 +27,8 @@ export class SendproofStack extends Stack {
     output('GlueDatabase', archive.database.ref, 'Glue database holding the transitions table');
     output('ReconcileStateMachineArn', reconciler.stateMachine.stateMachineArn, 'Reconcile workflow');
     output('SmsEventsTopicArn', evidence.smsEventsTopic.topicArn, 'End User Messaging SMS events topic');
+    output('WebhookUrl', evidence.webhookUrl.url, 'Evidence endpoint: POST /resend, /twilio, /sendgrid');
+    output('WebhookSecretArn', evidence.webhookSecret.secretArn, 'Webhook signing secrets (JSON)');
     output('AlarmTopicArn', this.ledger.alarmTopic.topicArn, 'Subscribe on-call to this topic');
     if (this.ledger.console) {
       const c = this.ledger.console;

@@ -31,6 +31,10 @@ export const ENV = {
   sealLocalKey: 'SENDPROOF_SEAL_LOCAL_KEY',
   maxReceiveCount: 'SENDPROOF_MAX_RECEIVE_COUNT',
   parkGraceSeconds: 'SENDPROOF_PARK_GRACE_SECONDS',
+  webhookSecretArn: 'SENDPROOF_WEBHOOK_SECRET_ARN',
+  webhookSecrets: 'SENDPROOF_WEBHOOK_SECRETS',
+  twilioStatusCallbackUrl: 'SENDPROOF_TWILIO_STATUS_CALLBACK_URL',
+  localWebhookPort: 'SENDPROOF_LOCAL_WEBHOOK_PORT',
   purposes: 'SENDPROOF_PURPOSES',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
   leaseSeconds: 'SENDPROOF_LEASE_SECONDS',
@@ -62,7 +66,7 @@ export const ConfigSchema = z.object({
   /** Local/dev only; in AWS the key comes from Secrets Manager (contentHashSecretArn). */
   contentHashKey: z.string().min(16).optional(),
   contentHashSecretArn: z.string().startsWith('arn:').optional(),
-  emailTransport: z.enum(['ses', 'simulator', 'rest', 'resend']).default('ses'),
+  emailTransport: z.enum(['ses', 'simulator', 'rest', 'resend', 'sendgrid']).default('ses'),
   smsTransport: z.enum(['sms-v2', 'simulator', 'rest', 'twilio']).default('simulator'),
   emailFrom: z.string().min(3).default('no-reply@sendproof.local'),
   sesConfigurationSet: z.string().optional(),
@@ -93,6 +97,14 @@ export const ConfigSchema = z.object({
   maxReceiveCount: z.coerce.number().int().min(1).max(1000).optional(),
   /** How long after a parked message's due time the sweep looks (the queue message normally comes first). */
   parkGraceSeconds: z.coerce.number().int().min(1).max(43_200).optional(),
+  /** Webhook signing secrets (JSON `{ resend?, twilio?, sendgrid? }`) in Secrets Manager. */
+  webhookSecretArn: z.string().startsWith('arn:').optional(),
+  /** Local/dev only: the same JSON inline (the local stack's generated test secrets). */
+  webhookSecrets: z.string().optional(),
+  /** The evidence endpoint's Twilio path; the key hash is added as `?k=`. */
+  twilioStatusCallbackUrl: optionalUrl,
+  /** Local stack only: the port the functions worker serves the evidence endpoint on. */
+  localWebhookPort: z.coerce.number().int().min(1).max(65_535).optional(),
   purposes: z
     .string()
     .optional()
@@ -149,7 +161,8 @@ export const loadConfig = (env: Readonly<Record<string, string | undefined>> = p
 export const FUNCTION_SETTINGS = {
   dispatch: ['ledgerTable', 'suppressionTable'],
   reconcile: ['ledgerTable', 'queueUrl'],
-  evidence: ['ledgerTable'],
+  evidence: ['ledgerTable', 'suppressionTable'],
+  webhook: ['ledgerTable', 'suppressionTable'],
   archive: ['archiveBucket'],
   archiveMaintenance: ['archiveBucket', 'ledgerTable', 'archiveFailuresUrl', 'digestKeyId'],
   console: ['ledgerTable'],

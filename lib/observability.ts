@@ -30,6 +30,12 @@ export const METRIC = {
   resumes: 'SweepResumes',
   stalled: 'StalledRows',
   oldestNonTerminalAgeSeconds: 'OldestNonTerminalAgeSeconds',
+  /** Evidence: one per fact recorded (dimensions fact, channel, purpose): delivered, bounced_*, complained, … */
+  deliveryFacts: 'DeliveryFacts',
+  /** Evidence events whose key hash no claim of ours carries (dimension source). */
+  evidenceUnmatched: 'EvidenceUnmatched',
+  /** Webhook requests refused with 401: unsigned, forged or replayed (dimensions provider, reason). */
+  webhookRefused: 'WebhookRefused',
   /** Archiver. */
   transitionsArchived: 'TransitionsArchived',
 } as const;

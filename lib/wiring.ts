@@ -1,8 +1,13 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamoDocumentClient } from './aws/clients.js';
 import { type Config, requireSettings } from './config.js';
+import type { Clock } from './domain/clock.js';
 import { PurposeRegistry } from './domain/purposes.js';
+import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
+import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';
+import { PullEvidence, restEventFeed } from './evidence/PullEvidence.js';
 import { DynamoLedger } from './ledger/DynamoLedger.js';
+import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 
 /**
  * The small pieces every entry and the CLI build from config, each built one way only. Kept apart from
@@ -21,3 +26,50 @@ export const ledgerFor = (config: Config, documentClient = documentClientFor(con
 
 export const purposesFor = (config: Config): PurposeRegistry =>
   PurposeRegistry.withOverrides(config.purposes);
+
+export const evidenceStoreFor = (config: Config, documentClient = documentClientFor(config)) =>
+  new DynamoEvidenceStore(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable);
+
+/**
+ * The evidence recorder over the ledger table's `ev#` items. The suppression list is wired when the
+ * configuration names one (the evidence function's does: bounces and complaints suppress).
+ */
+export const evidenceRecorderFor = (
+  config: Config,
+  extra: { clock: Clock } & Pick<EvidenceRecorderDeps, 'logger' | 'metrics'>,
+  documentClient = documentClientFor(config),
+): EvidenceRecorder =>
+  new EvidenceRecorder({
+    ledger: ledgerFor(config, documentClient),
+    store: evidenceStoreFor(config, documentClient),
+    purposes: purposesFor(config),
+    ...(config.suppressionTable
+      ? { suppressions: new DynamoSuppressionList(documentClient, config.suppressionTable) }
+      : {}),
+    ...extra,
+  });
+
+/**
+ * The REST provider's pull feed (`GET {base}/v1/events?after=`), when a channel uses the REST convention
+ * (or the local simulator). Undefined otherwise: SES, SMS, Resend, Twilio and SendGrid push instead.
+ */
+export const pullEvidenceFor = (
+  config: Config,
+  recorder: EvidenceRecorder,
+  extra: Pick<import('./evidence/PullEvidence.js').PullEvidenceDeps, 'logger' | 'metrics'> & {
+    now: () => number;
+  },
+  documentClient = documentClientFor(config),
+): PullEvidence | undefined => {
+  const pulls =
+    ['rest', 'simulator'].includes(config.emailTransport) ||
+    ['rest', 'simulator'].includes(config.smsTransport);
+  if (!pulls || !config.restBaseUrl) return undefined;
+  return new PullEvidence({
+    name: 'rest',
+    feed: restEventFeed({ baseUrl: config.restBaseUrl }),
+    store: evidenceStoreFor(config, documentClient),
+    recorder,
+    ...extra,
+  });
+};

@@ -9,6 +9,7 @@ import { register as registerReconcile } from './reconcile.js';
 import { register as registerResolve } from './resolve.js';
 import { register as registerStats } from './stats.js';
 import { register as registerStatus } from './status.js';
+import { register as registerSuppressions } from './suppressions.js';
 import { register as registerTemplate } from './template.js';
 
 /**
@@ -28,4 +29,5 @@ export const registerCommands = (program: Command): void => {
   registerReconcile(program);
   registerResolve(program);
   registerConsole(program);
+  registerSuppressions(program);
 };

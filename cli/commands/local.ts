@@ -20,6 +20,7 @@ const endpointsOf = (s: LocalEndpoints): LocalEndpoints => ({
   ses: s.ses,
   simulator: s.simulator,
   archiveDir: s.archiveDir,
+  ...(s.webhook ? { webhook: s.webhook } : {}),
 });
 
 const rowsOf = async (

@@ -24,6 +24,12 @@ export const describeRow = (row: DeliveryRecord): string =>
     ...(row.resendOf ? [`  resend of ${row.resendOf}`] : []),
     ...(row.blockedAgainst ? [`  blocked against ${row.blockedAgainst}`] : []),
     ...(row.issues ? row.issues.map((i) => `  invalid: ${i.field}: ${i.message}`) : []),
+    ...(row.delivery
+      ? [
+          `  delivery ${row.delivery.status} at ${iso(row.delivery.at)} (${row.delivery.why})`,
+          ...row.delivery.h.map((f) => `    ${iso(f.at)} ${f.f.padEnd(18)} by ${f.by} (${f.why})`),
+        ]
+      : []),
     '  history:',
     ...row.history.map(
       (h, i) =>

@@ -10,6 +10,7 @@ import { visibilityChanger } from '../../lib/dispatch/visibility.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { createRuntime } from '../../lib/runtime.js';
+import { evidenceRecorderFor } from '../../lib/wiring.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.
 const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.dispatch);
@@ -26,6 +27,8 @@ const dispatcher = new Dispatcher({
   ...(config.parkGraceSeconds !== undefined ? { parkGraceMs: config.parkGraceSeconds * 1000 } : {}),
   logger,
   metrics: { count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value) },
+  // A row that becomes unknown is settled at once by provider events recorded while it was dispatching.
+  evidence: evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
 });
 const sqs = sqsClient({
   region: config.region,

@@ -3,10 +3,9 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
-import { EvidenceRecorder } from '../../lib/evidence/EvidenceRecorder.js';
 import { parseLambdaEvent } from '../../lib/evidence/events.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { ledgerFor, purposesFor } from '../../lib/wiring.js';
+import { evidenceRecorderFor } from '../../lib/wiring.js';
 import { powertoolsSink } from '../reconcile/metricsSink.js';
 
 /**
@@ -17,9 +16,7 @@ import { powertoolsSink } from '../reconcile/metricsSink.js';
 const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.evidence);
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
-const recorder = new EvidenceRecorder({
-  ledger: ledgerFor(config),
-  purposes: purposesFor(config),
+const recorder = evidenceRecorderFor(config, {
   clock: systemClock,
   logger,
   metrics: powertoolsSink(metrics),

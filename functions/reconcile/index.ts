@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { sqsClient } from '../../lib/aws/clients.js';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
@@ -10,7 +10,13 @@ import { DynamoRunCursor } from '../../lib/reconcile/RunCursor.js';
 import { SqsIntentPublisher } from '../../lib/reconcile/SqsIntentPublisher.js';
 import { Sweeper } from '../../lib/reconcile/Sweeper.js';
 import { transportsFor } from '../../lib/transports/configured.js';
-import { documentClientFor, ledgerFor, purposesFor } from '../../lib/wiring.js';
+import {
+  documentClientFor,
+  evidenceRecorderFor,
+  ledgerFor,
+  pullEvidenceFor,
+  purposesFor,
+} from '../../lib/wiring.js';
 import { powertoolsSink } from './metricsSink.js';
 
 /**
@@ -37,6 +43,13 @@ const publisher = new SqsIntentPublisher(
 );
 // The sweep looks at a parked message one grace period after it should have come back by itself.
 const graceMs = (config.parkGraceSeconds ?? 360) * 1000;
+const evidence = evidenceRecorderFor(
+  config,
+  { clock: systemClock, logger, metrics: powertoolsSink(metrics) },
+  documentClient,
+);
+// Pull-based providers (the REST convention): their events are read from a durable cursor each run.
+const pull = pullEvidenceFor(config, evidence, { logger, now: () => systemClock.now() }, documentClient);
 
 export const handler = async (
   event: { cursor?: string; restart?: boolean } | null | undefined,
@@ -52,6 +65,8 @@ export const handler = async (
     concurrency: config.recordConcurrency,
     logger,
     metrics: powertoolsSink(metrics),
+    // Events recorded before the row became unknown settle it before any lookup or quarantine.
+    evidence,
   });
   try {
     const passed = typeof event?.cursor === 'string' && event.cursor ? event.cursor : undefined;
@@ -68,11 +83,21 @@ export const handler = async (
         runId: context.awsRequestId.slice(0, 8),
         graceMs,
         recheckMs: graceMs,
+        evidence,
         logger,
         metrics: powertoolsSink(metrics),
       }).sweep();
       logger.info('sweep done', { ...sweep });
       await reconciler.census();
+      // Then the provider's event feed, so the page below sees what it settled.
+      // A feed that cannot answer must not stop the run: lookups and the deadline still apply.
+      if (pull)
+        await pull.poll().catch((error: unknown) => {
+          metrics.addMetric(METRIC.lookupsUnavailable, MetricUnit.Count, 1);
+          logger.warn('provider event feed unavailable; this run continues without it', {
+            error: error instanceof Error ? error.message : String(error),
+          });
+        });
     }
     // A resumed first page does not start at the oldest row, so the age gauge is read here instead.
     if (resumed) await oldestUnknownGauge(metrics);

@@ -3,14 +3,17 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as lambdaDestinations from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as ses from 'aws-cdk-lib/aws-ses';
 import * as smsvoice from 'aws-cdk-lib/aws-smsvoice';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as snsSubscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ENV } from '../../lib/config.js';
 import { acknowledge } from '../nag.js';
 import { SendproofFunction } from './SendproofFunction.js';
 
@@ -49,6 +52,11 @@ export class EvidenceRecorder extends Construct {
   readonly dlq: sqs.Queue;
   readonly smsConfigurationSet?: smsvoice.CfnConfigurationSet;
   readonly sesRule?: events.Rule;
+  /** Signed push evidence (Resend, Twilio, SendGrid): POST {url}/resend | /twilio | /sendgrid. */
+  readonly webhook: SendproofFunction;
+  readonly webhookUrl: lambda.FunctionUrl;
+  /** JSON `{ resend?, twilio?, sendgrid? }`: the operator puts each provider's signing secret here. */
+  readonly webhookSecret: secretsmanager.Secret;
 
   constructor(scope: Construct, id: string, props: EvidenceRecorderProps) {
     super(scope, id);
@@ -76,6 +84,28 @@ export class EvidenceRecorder extends Construct {
       retryAttempts: 2,
       onFailure: new lambdaDestinations.SqsDestination(this.dlq),
     });
+
+    // Signed push evidence. The Function URL has no IAM auth because providers cannot sign with SigV4:
+    // every request is authenticated by the provider's own signature (lib/evidence/webhooks.ts), and an
+    // unsigned, forged or replayed one is refused with 401 before anything is read or written.
+    this.webhook = new SendproofFunction(this, 'Webhook', {
+      entry: 'functions/webhook/index.ts',
+      description: 'Verifies signed provider webhooks (Resend, Twilio, SendGrid) and records their evidence',
+      timeout: Duration.seconds(15),
+      logRetention: props.logRetention,
+    });
+    this.webhookSecret = new secretsmanager.Secret(this, 'WebhookSigningSecrets', {
+      description: 'Sendproof webhook signing secrets: JSON { resend?, twilio?, sendgrid? }',
+      secretObjectValue: {},
+    });
+    acknowledge(
+      this.webhookSecret,
+      'AwsSolutions-SMG4',
+      'Provider signing secrets are issued and rotated by the providers; the operator updates the value.',
+    );
+    this.webhook.setEnv(ENV.webhookSecretArn, this.webhookSecret.secretArn);
+    this.webhookSecret.grantRead(this.webhook.role);
+    this.webhookUrl = this.webhook.fn.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
 
     // SMS events: End User Messaging SMS publishes to SNS; CloudFormation can declare the destination
     // (AWS::SMSVOICE::ConfigurationSet EventDestinations[].SnsDestination), so no manual step is needed.

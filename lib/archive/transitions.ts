@@ -68,7 +68,8 @@ export const transitionsOf = (record: DynamoDBRecord): ArchiveRecord[] => {
   const previous = imageOf(record.dynamodb?.OldImage);
   // A row re-created after its TTL deletion arrives as INSERT: everything in it is new.
   const oldVersion = record.eventName === 'INSERT' ? 0 : (int(previous?.version) ?? 0);
-  if (oldVersion >= version) return [];
+  const facts = deliveryFactsOf(record, next, previous, pk, version);
+  if (oldVersion >= version) return facts;
 
   const sequence = record.dynamodb?.SequenceNumber ?? null;
   const providerIdChanged = str(next.providerMessageId) !== str(previous?.providerMessageId);
@@ -108,6 +109,71 @@ export const transitionsOf = (record: DynamoDBRecord): ArchiveRecord[] => {
       superseded_by: str(next.supersededBy),
       stream_event_id: record.eventID ?? null,
       stream_sequence_number: sequence,
+      stream_arrival_at_ms: arrivalMs(record),
+    });
+  }
+  return [...lines, ...facts];
+};
+
+/**
+ * Post-acceptance facts (the row's `delivery.h`, counted by `delivery.n`) added by this stream record, as
+ * archive lines: `record_kind` `delivery_fact`, `from_state` the row's state, `to_state`
+ * `delivery:<fact>` (never a state name, so state queries do not count them), at the provider's time.
+ */
+const deliveryFactsOf = (
+  record: DynamoDBRecord,
+  next: Image,
+  previous: Image | undefined,
+  pk: string,
+  version: number,
+): ArchiveRecord[] => {
+  const delivery = next.delivery as { h?: unknown; n?: unknown } | undefined;
+  if (!delivery || !Array.isArray(delivery.h)) return [];
+  const total = int(delivery.n) ?? delivery.h.length;
+  const before =
+    record.eventName === 'INSERT'
+      ? 0
+      : (int((previous?.delivery as { n?: unknown } | undefined)?.n) ??
+        (previous?.delivery as { h?: unknown[] } | undefined)?.h?.length ??
+        0);
+  const added = Math.min(Math.max(0, total - before), delivery.h.length);
+  const lines: ArchiveRecord[] = [];
+  for (const raw of delivery.h.slice(delivery.h.length - added)) {
+    const value = (raw ?? {}) as Record<string, unknown>;
+    const fact = str(value.f);
+    const at = int(value.at);
+    if (fact === null || at === null)
+      throw new ArchiveRecordError(`delivery fact of ${pk} has no fact or no time`);
+    lines.push({
+      schema_version: ARCHIVE_SCHEMA_VERSION,
+      dedupe_key: pk,
+      record_kind: 'delivery_fact',
+      event_id: str(next.eventId),
+      tenant: str(next.tenant),
+      purpose: str(next.purpose),
+      channel: str(next.channel),
+      recipient_ref: str(next.recipientRef),
+      logical_key: str(next.logicalKey),
+      from_state: str(next.state),
+      to_state: `delivery:${fact}`,
+      version,
+      transition_at: new Date(at).toISOString(),
+      transition_at_ms: at,
+      actor: str(value.by),
+      reason: str(value.why),
+      content_hash: str(next.contentHash),
+      policy_version: str(next.policyVersion),
+      template_id: str(next.templateId),
+      template_revision: str(next.templateRevision),
+      template_owner: str(next.templateOwner),
+      idempotency_key: str(next.idempotencyKey),
+      transport: str(next.transport),
+      transport_message_id: str(value.msg),
+      attempt: null,
+      resend_of: str(next.resendOf),
+      superseded_by: str(next.supersededBy),
+      stream_event_id: record.eventID ?? null,
+      stream_sequence_number: record.dynamodb?.SequenceNumber ?? null,
       stream_arrival_at_ms: arrivalMs(record),
     });
   }

@@ -10,6 +10,7 @@ import { type Channel, type PurposeRegistry, retentionTtl } from '../domain/purp
 import { replayWindowOpen } from '../domain/replay.js';
 import { decideExisting, definitivelyFailed, isReplay } from '../domain/resume.js';
 import { type DeliveryState, isTerminal } from '../domain/states.js';
+import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
 import type {
   DeliveryRecord,
   GateFacts,
@@ -73,6 +74,8 @@ export interface DispatcherDeps {
   sealer: IntentSealer;
   /** Reads a whole queue batch's suppression entries and fallback flows at once (see `prefetch`). */
   gateFacts?: GateFactsReader;
+  /** Settles a row that just became `unknown` from provider events recorded earlier (lib/evidence). */
+  evidence?: RecordedEvidence;
   workerId: string;
   leaseMs: number;
   /**
@@ -114,7 +117,9 @@ export type ChannelAction =
   /** The row moved under this worker while the provider answered; the answer was applied to it. */
   | 'late_answer_applied'
   /** The fallback's active channel is not settled; the ledger's seal owns the wait. */
-  | 'waiting_for_active_channel';
+  | 'waiting_for_active_channel'
+  /** The row became unknown and provider events recorded earlier settled it at once. */
+  | 'settled_by_recorded_evidence';
 
 /** Where one channel of an intent ended up after this delivery of the message. */
 export interface ChannelOutcome {
@@ -561,6 +566,8 @@ export class Dispatcher {
           const marked = await this.settleExpiredDispatching(row);
           if (!marked) return this.done(row, 'retry_later', { dueAt: now + this.deps.leaseMs });
           // Decide again on the unknown row: a mismatch is still blocked, an open window still parks.
+          const settled = await this.deps.evidence?.applyRecordedEvidence(marked);
+          if (settled) return this.done(settled, 'settled_by_recorded_evidence');
           row = marked;
           if (row.contentHash !== run.hash) continue;
           return this.parkForReplay(run, row, 'marked_unknown');
@@ -766,6 +773,8 @@ export class Dispatcher {
       const detail = result.kind === 'rejected' ? (result.code ?? result.reason) : result.reason;
       const back = await this.move(row, 'unknown', `replay_answer:${result.kind}:${detail}`, { attempts });
       this.deps.metrics?.count(METRIC.unknown);
+      const settled = await this.deps.evidence?.applyRecordedEvidence(back);
+      if (settled) return this.done(settled, 'settled_by_recorded_evidence');
       const delay = this.delayFor(attempts, result.kind === 'retryable' ? result.retryAfterMs : undefined);
       return this.parkForReplay(run, back, 'marked_unknown', delay);
     }
@@ -791,6 +800,8 @@ export class Dispatcher {
           channel: run.channel,
           reason: result.reason,
         });
+        const settled = await this.deps.evidence?.applyRecordedEvidence(unknown);
+        if (settled) return this.done(settled, 'settled_by_recorded_evidence');
         return this.parkForReplay(run, unknown, 'marked_unknown');
       }
       case 'retryable': {

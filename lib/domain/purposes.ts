@@ -9,6 +9,9 @@ export type Channel = z.infer<typeof ChannelSchema>;
  * A purpose is a registered policy for one kind of message. Its version is recorded on every claim so
  * an auditor can tell which rules were in force when a message was attempted.
  */
+/** Post-acceptance facts that may count as "definitely not delivered" for a fallback. */
+export const FALLBACK_FACTS = ['bounced_permanent', 'carrier_failed', 'ttl_expired'] as const;
+
 export const PurposePolicySchema = z.strictObject({
   purpose: z.string().regex(/^[a-z][a-z0-9-]{1,47}$/),
   policyVersion: z.string().min(1).max(32),
@@ -44,6 +47,12 @@ export const PurposePolicySchema = z.strictObject({
    * this). Unset: the deployment's archive default (`archiveRetentionDays`, 365).
    */
   archiveRetentionDays: z.number().int().min(1).max(36_500).optional(),
+  /**
+   * Which facts reported after the provider accepted the active channel move a fallback flow on (a
+   * permanent bounce, a carrier failure, an SMS TTL expiry). Absent: all of them; `[]`: none. A soft
+   * bounce, a delay or TEXT_UNKNOWN can never be listed.
+   */
+  fallbackOn: z.array(z.enum(FALLBACK_FACTS)).optional(),
 });
 export type PurposePolicy = z.infer<typeof PurposePolicySchema>;
 

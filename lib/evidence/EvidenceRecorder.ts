@@ -2,86 +2,245 @@ import type { Clock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
 import type { PurposeRegistry } from '../domain/purposes.js';
 import { retentionTtl } from '../domain/purposes.js';
-import type { DeliveryRecord, Ledger } from '../ledger/port.js';
+import type { DeliveryState } from '../domain/states.js';
+import type { DeliveryRecord, Ledger, SuppressionList } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import { continueFallback } from '../reconcile/fallback.js';
 import type { ReconcileLogger, ReconcileMetricsSink } from '../reconcile/Reconciler.js';
+import type { EvidenceStore, StoredEvent } from './DynamoEvidenceStore.js';
 import type { Evidence } from './events.js';
+import { type DeliveryFactEntry, fallbackFactsOf, SUPPRESSING, settlesTo, withFact } from './facts.js';
 
 export interface EvidenceRecorderDeps {
   ledger: Ledger;
+  store: EvidenceStore;
   purposes: PurposeRegistry;
   clock: Clock;
+  /** Permanent bounces and complaints add the recipient here (per tenant, per channel). */
+  suppressions?: SuppressionList;
   logger?: ReconcileLogger;
   metrics?: ReconcileMetricsSink;
 }
 
 /**
- * - recorded: the row moved to the evidence's outcome;
- * - duplicate: this provider event was already recorded on the row;
- * - no_waiting_row: no unknown/quarantined row carries this key (already final, still dispatching, or
- *   not ours): evidence only settles rows that are waiting for it;
+ * - recorded: an `unknown`/`quarantined` row moved to the evidence's outcome;
+ * - fact_recorded: an accepted row gained a delivery fact (delivered, bounced, complained, …);
+ * - duplicate: this provider event was already applied to the row;
+ * - kept: recorded under the key hash; the row is in a state the event does not change now (still
+ *   `dispatching`: applied when the row becomes `unknown`; already `rejected`; …);
+ * - unmatched: no claim of ours carries this key hash (kept 30 days, counted);
  * - raced: the row moved to a state evidence no longer changes, under this recorder.
+ * Every result says how many read units it cost (the budget: ≤ 2 whatever the backlog).
  */
-export type EvidenceResult =
-  | { kind: 'recorded'; dedupeKey: string; state: DeliveryRecord['state']; fallbackAdvanced: boolean }
+export type EvidenceResult = { consumedReadUnits: number } & (
+  | {
+      kind: 'recorded' | 'fact_recorded';
+      dedupeKey: string;
+      state: DeliveryState;
+      fallbackAdvanced: boolean;
+      suppressed: boolean;
+    }
   | { kind: 'duplicate'; dedupeKey: string }
-  | { kind: 'no_waiting_row' }
-  | { kind: 'raced'; dedupeKey: string; state: DeliveryRecord['state'] };
+  | { kind: 'kept'; dedupeKey: string; state: DeliveryState }
+  | { kind: 'unmatched' }
+  | { kind: 'raced'; dedupeKey: string; state: DeliveryState }
+);
 
-const WAITING: readonly DeliveryRecord['state'][] = ['unknown', 'quarantined'];
+/** `when a row enters unknown, settle it from recorded evidence at once` — what the dispatcher and reconciler call. */
+export interface RecordedEvidence {
+  /** The row settled by evidence recorded earlier, or undefined when there was none (the row is unchanged). */
+  applyRecordedEvidence(row: DeliveryRecord): Promise<DeliveryRecord | undefined>;
+}
+
+const WAITING: readonly DeliveryState[] = ['unknown', 'quarantined'];
+/** Rows on which post-acceptance facts are recorded. */
+const ACCEPTED: readonly DeliveryState[] = ['accepted', 'resolved_accepted'];
+
+type Applied = { result: EvidenceResult; row?: DeliveryRecord };
+
+const fromStored = (e: StoredEvent, idempotencyKey: string): Evidence => ({
+  source: e.src,
+  evidenceId: e.id,
+  idempotencyKey,
+  fact: e.f,
+  outcome: settlesTo(e.f),
+  providerMessageId: e.msg,
+  why: e.why,
+  at: e.at,
+});
 
 /**
- * Records provider-pushed evidence against the row found through the key hash. Idempotent: the provider
- * event id travels as the transition's `evidenceId`, which the ledger refuses if already recorded, and
- * the transition is conditioned on the version read, so a repeated or concurrent event moves a row once.
+ * Records provider evidence. Every event is kept once under its key hash (`ev#<hash>`, one write that
+ * also returns the dedupe key), whatever the row's state; then the row is read by its key (one GetItem)
+ * and the event applied if the row's state lets it:
+ * - `unknown`/`quarantined`: settled to the event's outcome (a version- and event-id-conditioned transition);
+ * - `accepted`: the fact is added to the row's `delivery` attribute (conditioned on the event id);
+ * - anything else: kept; `applyRecordedEvidence` settles the row when it becomes `unknown`.
+ * Then the effects, idempotent so a redelivered event finishes what a crash interrupted: permanent
+ * bounces and complaints suppress the recipient; a definitive failure moves the fallback pointer on.
  */
-export class EvidenceRecorder {
+export class EvidenceRecorder implements RecordedEvidence {
   constructor(private readonly deps: EvidenceRecorderDeps) {}
 
   async record(evidence: Evidence): Promise<EvidenceResult> {
-    const found = await this.deps.ledger.findWaitingByIdempotencyKey(evidence.idempotencyKey, WAITING);
-    let row = found.record;
-    // Two tries: a concurrent writer (the reconciler, another copy of this event) may move the row once.
-    for (let attempt = 0; row && attempt < 2; attempt += 1) {
-      if (row.evidenceIds?.includes(evidence.evidenceId)) return { kind: 'duplicate', dedupeKey: row.pk };
-      if (!WAITING.includes(row.state)) return { kind: 'raced', dedupeKey: row.pk, state: row.state };
-      const now = this.deps.clock.now();
-      const policy = this.deps.purposes.find(row.purpose);
-      const result = await this.deps.ledger.transition({
-        pk: row.pk,
-        from: row.state,
-        to: evidence.outcome,
-        expectedVersion: row.version,
-        by: `evidence:${evidence.source}`,
-        why: evidence.why,
-        evidenceId: evidence.evidenceId,
-        set: {
-          providerMessageId: evidence.providerMessageId,
-          ...(policy ? { ttl: retentionTtl(policy, now) } : {}),
-        },
-        now,
-      });
-      if (result.kind === 'ok') {
-        this.deps.metrics?.count(METRIC.resolutions, 1, { strategy: 'evidence', outcome: evidence.outcome });
-        this.deps.logger?.info('evidence recorded', {
-          dedupeKey: row.pk,
-          channel: row.channel,
+    const now = this.deps.clock.now();
+    const appended = await this.deps.store.append(evidence, now);
+    let reads = appended.consumedReadUnits;
+    if (!appended.ref) return this.unmatched(evidence, reads);
+    const got = await this.deps.store.getRow(appended.ref);
+    reads += got.consumedReadUnits;
+    if (!got.row) return this.unmatched(evidence, reads);
+    const applied = await this.apply(got.row, evidence);
+    return { ...applied.result, consumedReadUnits: applied.result.consumedReadUnits + reads };
+  }
+
+  async applyRecordedEvidence(input: DeliveryRecord): Promise<DeliveryRecord | undefined> {
+    if (!WAITING.includes(input.state)) return undefined;
+    const { events } = await this.deps.store.eventsFor(input.idempotencyKey);
+    if (events.length === 0) return undefined;
+    // Settle with the earliest event that proves the provider had the message, else the earliest
+    // failure; then apply the others as facts, in the provider's order.
+    const byTime = [...events].sort((a, b) => a.at - b.at || a.rec - b.rec);
+    const first = byTime.find((e) => settlesTo(e.f) === 'accepted') ?? byTime[0]!;
+    const ordered = [first, ...byTime.filter((e) => e !== first)];
+    let row = input;
+    try {
+      for (const event of ordered) {
+        const applied = await this.apply(row, fromStored(event, input.idempotencyKey));
+        if (applied.row) row = applied.row;
+      }
+    } catch (error) {
+      // Raced twice by other writers: the row stays as the ledger has it; the reconciler comes back.
+      if (!(error instanceof SendproofError && error.code === 'evidence_raced')) throw error;
+    }
+    if (row.state === input.state && row.version === input.version) return undefined;
+    this.deps.logger?.info('recorded evidence applied', {
+      dedupeKey: row.pk,
+      from: input.state,
+      state: row.state,
+      events: ordered.length,
+    });
+    return row;
+  }
+
+  private unmatched(evidence: Evidence, consumedReadUnits: number): EvidenceResult {
+    this.deps.metrics?.count(METRIC.evidenceUnmatched, 1, { source: evidence.source });
+    this.deps.logger?.info('evidence for no row of ours', {
+      evidenceId: evidence.evidenceId,
+      why: evidence.why,
+    });
+    return { kind: 'unmatched', consumedReadUnits };
+  }
+
+  private entryOf(evidence: Evidence): DeliveryFactEntry {
+    return {
+      f: evidence.fact,
+      at: evidence.at ?? this.deps.clock.now(),
+      by: `evidence:${evidence.source}`,
+      why: evidence.why,
+      id: evidence.evidenceId,
+      ...(evidence.providerMessageId ? { msg: evidence.providerMessageId } : {}),
+    };
+  }
+
+  private async apply(start: DeliveryRecord, evidence: Evidence): Promise<Applied> {
+    let row: DeliveryRecord | undefined = start;
+    const reads = 0;
+    // Three tries: concurrent writers (the reconciler, another event for this row) may move the row.
+    for (let attempt = 0; row && attempt < 3; attempt += 1) {
+      if (row.evidenceIds?.includes(evidence.evidenceId)) {
+        const effects = await this.effects(row, evidence);
+        return {
+          result: { kind: 'duplicate', dedupeKey: row.pk, consumedReadUnits: reads + effects.reads },
+          row,
+        };
+      }
+      if (WAITING.includes(row.state)) {
+        const now = this.deps.clock.now();
+        const policy = this.deps.purposes.find(row.purpose);
+        const to = settlesTo(evidence.fact);
+        const delivery = { ...withFact(row.delivery, this.entryOf(evidence)), n: (row.delivery?.n ?? 0) + 1 };
+        const result = await this.deps.ledger.transition({
+          pk: row.pk,
           from: row.state,
-          state: evidence.outcome,
+          to,
+          expectedVersion: row.version,
+          by: `evidence:${evidence.source}`,
           why: evidence.why,
           evidenceId: evidence.evidenceId,
+          set: {
+            providerMessageId: evidence.providerMessageId,
+            delivery,
+            ...(policy ? { ttl: retentionTtl(policy, now) } : {}),
+          },
+          now,
         });
-        const fallbackAdvanced =
-          evidence.outcome === 'rejected'
-            ? await continueFallback(this.deps.ledger, result.record, this.deps.clock.now())
-            : false;
-        return { kind: 'recorded', dedupeKey: row.pk, state: evidence.outcome, fallbackAdvanced };
+        if (result.kind === 'ok') {
+          this.deps.metrics?.count(METRIC.resolutions, 1, { strategy: 'evidence', outcome: to });
+          this.countFact(result.record, evidence);
+          this.deps.logger?.info('evidence recorded', {
+            dedupeKey: row.pk,
+            channel: row.channel,
+            from: row.state,
+            state: to,
+            why: evidence.why,
+            evidenceId: evidence.evidenceId,
+          });
+          const effects = await this.effects(result.record, evidence);
+          return {
+            result: {
+              kind: 'recorded',
+              dedupeKey: row.pk,
+              state: to,
+              fallbackAdvanced: effects.fallbackAdvanced,
+              suppressed: effects.suppressed,
+              consumedReadUnits: reads + effects.reads,
+            },
+            row: result.record,
+          };
+        }
+        row = result.current ?? (await this.deps.store.getRow(row.pk)).row;
+        continue;
       }
-      row = result.current ?? (await this.deps.ledger.get(row.pk));
+      if (ACCEPTED.includes(row.state)) {
+        const result = await this.deps.store.addFact(row, this.entryOf(evidence));
+        if (result.kind === 'ok') {
+          this.countFact(result.record, evidence);
+          this.deps.logger?.info('delivery fact recorded', {
+            dedupeKey: row.pk,
+            channel: row.channel,
+            fact: evidence.fact,
+            why: evidence.why,
+            evidenceId: evidence.evidenceId,
+          });
+          const effects = await this.effects(result.record, evidence);
+          return {
+            result: {
+              kind: 'fact_recorded',
+              dedupeKey: row.pk,
+              state: row.state,
+              fallbackAdvanced: effects.fallbackAdvanced,
+              suppressed: effects.suppressed,
+              consumedReadUnits: reads + effects.reads,
+            },
+            row: result.record,
+          };
+        }
+        if (result.kind === 'duplicate') {
+          return { result: { kind: 'duplicate', dedupeKey: row.pk, consumedReadUnits: reads }, row };
+        }
+        row = result.current ?? (await this.deps.store.getRow(row.pk)).row;
+        continue;
+      }
+      // Claimed, dispatching, retry_wait: kept, and applied when the row becomes unknown. Final states
+      // other than accepted: kept as a record of what the provider said.
+      return {
+        result: { kind: 'kept', dedupeKey: row.pk, state: row.state, consumedReadUnits: reads },
+        row,
+      };
     }
-    if (row && (row.state === 'unknown' || row.state === 'quarantined')) {
-      // Still waiting for exactly this evidence, yet twice another writer moved first: do not drop it.
+    if (row && WAITING.includes(row.state)) {
+      // Still waiting for exactly this evidence, yet every try another writer moved first: do not drop it.
       // Throwing fails the invocation, which is retried and then lands on the evidence DLQ.
       throw new SendproofError(
         'retryable',
@@ -89,11 +248,63 @@ export class EvidenceRecorder {
         `evidence ${evidence.evidenceId} raced on ${row.pk}`,
       );
     }
-    if (row) return { kind: 'raced', dedupeKey: row.pk, state: row.state };
-    this.deps.logger?.info('evidence for no waiting row', {
-      evidenceId: evidence.evidenceId,
-      why: evidence.why,
+    if (row)
+      return {
+        result: { kind: 'raced', dedupeKey: row.pk, state: row.state, consumedReadUnits: reads },
+        row,
+      };
+    return { result: { kind: 'unmatched', consumedReadUnits: reads } };
+  }
+
+  private countFact(row: DeliveryRecord, evidence: Evidence): void {
+    this.deps.metrics?.count(METRIC.deliveryFacts, 1, {
+      fact: evidence.fact,
+      channel: row.channel,
+      purpose: row.purpose,
     });
-    return { kind: 'no_waiting_row' };
+  }
+
+  /**
+   * What a fact does beyond the row, each step idempotent (a redelivered event runs them again):
+   * - permanent bounce, complaint → the recipient ref is suppressed on the row's channel, per tenant;
+   * - the row settled `rejected`, or an accepted row's fact is in the purpose's `fallbackOn` → the
+   *   fallback pointer moves on from this channel (continueFallback), and the next channel may go out.
+   */
+  private async effects(
+    row: DeliveryRecord,
+    evidence: Evidence,
+  ): Promise<{ suppressed: boolean; fallbackAdvanced: boolean; reads: number }> {
+    let suppressed = false;
+    let reads = 0;
+    if (SUPPRESSING.includes(evidence.fact) && this.deps.suppressions) {
+      await this.deps.suppressions.suppress(
+        row.tenant,
+        row.recipientRef,
+        row.channel,
+        `${evidence.fact}:${evidence.why}`.slice(0, 120),
+        {
+          source: evidence.evidenceId,
+          at: evidence.at ?? this.deps.clock.now(),
+          by: `evidence:${evidence.source}`,
+        },
+      );
+      suppressed = true;
+    }
+    const policy = this.deps.purposes.find(row.purpose);
+    const definitive =
+      row.state === 'rejected' ||
+      (ACCEPTED.includes(row.state) && fallbackFactsOf(policy).includes(evidence.fact));
+    let fallbackAdvanced = false;
+    if (definitive) {
+      reads += 1; // the flow pointer's strongly consistent GetItem
+      fallbackAdvanced = await continueFallback(this.deps.ledger, row, this.deps.clock.now());
+      if (fallbackAdvanced)
+        this.deps.logger?.info('fallback continues after a definitive failure', {
+          dedupeKey: row.pk,
+          channel: row.channel,
+          fact: evidence.fact,
+        });
+    }
+    return { suppressed, fallbackAdvanced, reads };
   }
 }

@@ -1,71 +1,117 @@
 import { z } from 'zod';
 import { KEY_TAG } from '../transports/labels.js';
+import { type EvidenceFact, settlesTo } from './facts.js';
 
 /**
  * Provider events, read into one shape the recorder understands. Only what evidence needs is read:
  * the key hash we put on the message, the provider's message id, and the outcome. Addresses in the
  * events (`mail.destination`, `destinationPhoneNumber`) are never copied out of the raw event.
  */
+export type EvidenceSource = 'ses' | 'sms' | 'resend' | 'twilio' | 'sendgrid' | 'rest';
+
 export interface Evidence {
-  source: 'ses' | 'sms';
+  source: EvidenceSource;
   /** Recorded on the row; the same provider event seen twice is recorded once. */
   evidenceId: string;
   /** The 64-hex dedupe-key hash carried in SES `mail.tags` / SMS `context`. */
   idempotencyKey: string;
+  /** What the event says happened (sent, delivered, bounced, …). */
+  fact: EvidenceFact;
+  /** The state an `unknown` row settles to from this fact alone (settlesTo(fact)). */
   outcome: 'accepted' | 'rejected';
   providerMessageId: string;
+  /** When the provider says it happened (epoch ms), if the event says. */
+  at?: number;
   /** Short machine-readable reason for the history entry (`ses:Bounce:Permanent`, `sms:DELIVERED`). */
   why: string;
 }
 
 export type ParsedEvent =
   | { kind: 'evidence'; evidence: Evidence }
-  | { kind: 'ignored'; source: 'ses' | 'sms' | 'unknown'; reason: string };
+  | { kind: 'ignored'; source: EvidenceSource | 'unknown'; reason: string };
 
-const KEY_SHAPE = /^[a-f0-9]{64}$/;
+export const KEY_SHAPE = /^[a-f0-9]{64}$/;
+
+/** Epoch ms from an ISO timestamp, or undefined. */
+export const timeOf = (value: unknown): number | undefined => {
+  if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+  const ms = typeof value === 'number' ? value : Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
+};
+
+/** Builds an Evidence with its outcome derived from the fact, so the two can never disagree. */
+export const evidence = (e: Omit<Evidence, 'outcome'>): ParsedEvent => ({
+  kind: 'evidence',
+  evidence: { ...e, outcome: settlesTo(e.fact), why: e.why.slice(0, 120) },
+});
 
 // --- SES v2 configuration-set events (EventBridge `detail`, or an SNS message) -----------------------
 
+const Timed = z.object({ timestamp: z.string().optional() }).optional();
 const SesEventSchema = z.object({
   eventType: z.string(),
   mail: z.object({
     messageId: z.string().min(1),
+    timestamp: z.string().optional(),
     tags: z.record(z.string(), z.array(z.string())).optional(),
   }),
-  bounce: z.object({ bounceType: z.string().optional(), bounceSubType: z.string().optional() }).optional(),
+  bounce: z
+    .object({
+      bounceType: z.string().optional(),
+      bounceSubType: z.string().optional(),
+      feedbackId: z.string().optional(),
+      timestamp: z.string().optional(),
+    })
+    .optional(),
+  complaint: z.object({ feedbackId: z.string().optional(), timestamp: z.string().optional() }).optional(),
+  delivery: Timed,
+  deliveryDelay: Timed,
+  send: z.object({}).passthrough().optional(),
 });
 
-/** SES took the message (it may still be travelling); the ledger's `accepted` means exactly that. */
-const SES_ACCEPTED = new Set(['Send', 'Delivery', 'DeliveryDelay', 'Complaint', 'Open', 'Click']);
-/** SES will not deliver this message: a definitive failure that may authorize a fallback channel. */
-const SES_REJECTED = new Set(['Bounce', 'Reject', 'RenderingFailure', 'Rendering Failure']);
+const SES_FACTS: Readonly<Record<string, EvidenceFact>> = {
+  Send: 'sent',
+  Delivery: 'delivered',
+  DeliveryDelay: 'delayed',
+  Complaint: 'complained',
+  Open: 'engaged',
+  Click: 'engaged',
+  Reject: 'rejected',
+  RenderingFailure: 'rejected',
+};
 
 export const parseSesEvent = (detail: unknown): ParsedEvent => {
   const parsed = SesEventSchema.safeParse(detail);
   if (!parsed.success) return { kind: 'ignored', source: 'ses', reason: 'unreadable_ses_event' };
-  const { eventType, mail, bounce } = parsed.data;
+  const { eventType, mail, bounce, complaint, delivery, deliveryDelay } = parsed.data;
   const key = mail.tags?.[KEY_TAG]?.[0];
   if (!key || !KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'ses', reason: 'no_sendproof_key' };
   const type = eventType.replace(/\s+/g, '');
-  let outcome: Evidence['outcome'];
+  let fact: EvidenceFact | undefined = SES_FACTS[type];
   let why = `ses:${type}`;
-  if (SES_ACCEPTED.has(eventType)) outcome = 'accepted';
-  else if (SES_REJECTED.has(eventType)) {
-    outcome = 'rejected';
+  if (type === 'Bounce') {
+    // Permanent: the address will not take mail. Transient and Undetermined: SES had it; may yet work.
+    fact = bounce?.bounceType === 'Permanent' ? 'bounced_permanent' : 'bounced_transient';
     if (bounce?.bounceType)
       why = `${why}:${bounce.bounceType}${bounce.bounceSubType ? `/${bounce.bounceSubType}` : ''}`;
-  } else return { kind: 'ignored', source: 'ses', reason: `ses_event_type_not_evidence:${type}` };
-  return {
-    kind: 'evidence',
-    evidence: {
-      source: 'ses',
-      evidenceId: `ses:${mail.messageId}:${type}`,
-      idempotencyKey: key,
-      outcome,
-      providerMessageId: mail.messageId,
-      why: why.slice(0, 120),
-    },
-  };
+  }
+  if (!fact) return { kind: 'ignored', source: 'ses', reason: `ses_event_type_not_evidence:${type}` };
+  const at = timeOf(
+    bounce?.timestamp ??
+      complaint?.timestamp ??
+      delivery?.timestamp ??
+      deliveryDelay?.timestamp ??
+      (type === 'Send' ? mail.timestamp : undefined),
+  );
+  return evidence({
+    source: 'ses',
+    evidenceId: `ses:${mail.messageId}:${type}`,
+    idempotencyKey: key,
+    fact,
+    providerMessageId: mail.messageId,
+    why,
+    ...(at !== undefined ? { at } : {}),
+  });
 };
 
 // --- AWS End User Messaging SMS events (an SNS message, or EventBridge `detail`) ---------------------
@@ -76,12 +122,13 @@ const SmsEventSchema = z.object({
   messageStatus: z.string().optional(),
   isFinal: z.boolean().optional(),
   context: z.record(z.string(), z.string()).optional(),
+  eventTimestamp: z.union([z.number(), z.string()]).optional(),
 });
 
-/** AWS accepted the SendTextMessage request (UNKNOWN: the carrier never reported a final status). */
-const SMS_ACCEPTED = new Set(['SUCCESSFUL', 'DELIVERED', 'PENDING', 'QUEUED', 'UNKNOWN']);
-/** The text did not and will not reach the handset. */
-const SMS_REJECTED = new Set([
+/** AWS accepted the SendTextMessage request; the carrier has not said more yet. */
+const SMS_SENT = new Set(['SUCCESSFUL', 'PENDING', 'QUEUED']);
+/** The text did not and will not reach the handset (carrier or AWS failure). */
+const SMS_FAILED = new Set([
   'FAILED',
   'BLOCKED',
   'CARRIER_BLOCKED',
@@ -90,37 +137,46 @@ const SMS_REJECTED = new Set([
   'CARRIER_UNREACHABLE',
   'INVALID',
   'INVALID_MESSAGE',
-  'TTL_EXPIRED',
   'SPAM',
   'OPTED_OUT',
   'MAX_PRICE_EXCEEDED',
   'DESTINATION_COUNTRY_BLOCKED',
 ]);
 
+const smsFact = (status: string): EvidenceFact | undefined => {
+  if (status === 'DELIVERED') return 'delivered';
+  if (status === 'TTL_EXPIRED') return 'ttl_expired';
+  // TEXT_UNKNOWN: the carrier never reported a final status. Accepted; delivery stays unknown.
+  if (status === 'UNKNOWN') return 'unknown_final';
+  if (SMS_SENT.has(status)) return 'sent';
+  if (SMS_FAILED.has(status)) return 'carrier_failed';
+  return undefined;
+};
+
 export const parseSmsEvent = (message: unknown): ParsedEvent => {
   const parsed = SmsEventSchema.safeParse(message);
   if (!parsed.success) return { kind: 'ignored', source: 'sms', reason: 'unreadable_sms_event' };
-  const { eventType, messageId, messageStatus, isFinal, context } = parsed.data;
+  const { eventType, messageId, messageStatus, isFinal, context, eventTimestamp } = parsed.data;
   const key = context?.[KEY_TAG];
   if (!key || !KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'sms', reason: 'no_sendproof_key' };
   const status = (messageStatus ?? eventType?.replace(/^TEXT_/, '') ?? '').toUpperCase();
-  let outcome: Evidence['outcome'];
-  if (SMS_ACCEPTED.has(status)) outcome = 'accepted';
+  const fact = smsFact(status);
   // A failure that is not final may still turn into a delivery; only a final one is evidence of failure.
-  else if (SMS_REJECTED.has(status) && isFinal !== false) outcome = 'rejected';
-  else return { kind: 'ignored', source: 'sms', reason: `sms_status_not_evidence:${status || 'none'}` };
-  return {
-    kind: 'evidence',
-    evidence: {
-      source: 'sms',
-      evidenceId: `sms:${messageId}:${status}`,
-      idempotencyKey: key,
-      outcome,
-      providerMessageId: messageId,
-      why: `sms:${status}`.slice(0, 120),
-    },
-  };
+  if (!fact || (NOT_FINAL_SENSITIVE.includes(fact) && isFinal === false))
+    return { kind: 'ignored', source: 'sms', reason: `sms_status_not_evidence:${status || 'none'}` };
+  const at = timeOf(eventTimestamp);
+  return evidence({
+    source: 'sms',
+    evidenceId: `sms:${messageId}:${status}`,
+    idempotencyKey: key,
+    fact,
+    providerMessageId: messageId,
+    why: `sms:${status}`,
+    ...(at !== undefined ? { at } : {}),
+  });
 };
+
+const NOT_FINAL_SENSITIVE: readonly EvidenceFact[] = ['carrier_failed', 'ttl_expired'];
 
 // --- Lambda event envelopes ---------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ import type {
   TransitionRequest,
   TransitionResult,
 } from './port.js';
-import { LEDGER_TABLE } from './tableDefinition.js';
+import { evidenceItemKey, LEDGER_TABLE } from './tableDefinition.js';
 
 /** States in which a lease (owner + expiry) guards the row. */
 const LEASED_STATES: readonly DeliveryState[] = ['claimed', 'dispatching'];
@@ -80,6 +80,9 @@ export class DynamoLedger implements Ledger {
     if (!INITIAL_STATES.includes(record.state)) {
       throw new TransitionRefusedError(`a row cannot be created in state ${record.state}`);
     }
+    // The evidence pointer first (key hash → dedupe key), so no crash can leave a claimed row whose events
+    // cannot find it. Idempotent: the hash is a function of the key, so a repeat writes the same value.
+    const pointerUnits = record.kind === 'delivery' ? await this.linkEvidence(record) : 0;
     try {
       const out = await this.client.send(
         new PutCommand({
@@ -91,17 +94,32 @@ export class DynamoLedger implements Ledger {
           ReturnConsumedCapacity: 'TOTAL',
         }),
       );
-      return { kind: 'claimed', record, consumedWriteUnits: units(out.ConsumedCapacity) };
+      return { kind: 'claimed', record, consumedWriteUnits: units(out.ConsumedCapacity) + pointerUnits };
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         const existing = oldItemOf(error) as DeliveryRecord | undefined;
         // The item existed when the condition was evaluated, so it is returned with the failure.
         if (!existing) throw new Error(`claim conflict on ${record.pk} returned no existing row`);
         // A refused conditional write still consumes one write unit (items here are under 1 KB).
-        return { kind: 'conflict', existing, consumedWriteUnits: 1 };
+        return { kind: 'conflict', existing, consumedWriteUnits: 1 + pointerUnits };
       }
       throw error;
     }
+  }
+
+  /** `ev#<hash>`: `ref` = the dedupe key. Events already recorded under the hash are kept as they are. */
+  private async linkEvidence(record: DeliveryRecord): Promise<number> {
+    const out = await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { [LEDGER_TABLE.partitionKey]: evidenceItemKey(record.idempotencyKey) },
+        UpdateExpression: 'SET #ref = :ref, #kind = :kind',
+        ExpressionAttributeNames: { '#ref': 'ref', '#kind': 'kind' },
+        ExpressionAttributeValues: { ':ref': record.pk, ':kind': 'evidence' },
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    return units(out.ConsumedCapacity);
   }
 
   async transition(request: TransitionRequest): Promise<TransitionResult> {

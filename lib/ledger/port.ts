@@ -1,5 +1,6 @@
 import type { Channel } from '../domain/purposes.js';
 import type { DeliveryState } from '../domain/states.js';
+import type { DeliveryFacts } from '../evidence/facts.js';
 import type { TemplateOwner } from '../templates/port.js';
 
 /** One entry of a row's append-only history. Short field names keep a full happy path under 1 KB. */
@@ -61,6 +62,11 @@ export interface DeliveryRecord {
   issues?: Array<{ field: string; message: string }>;
   /** Evidence events already recorded (provider event ids), so a repeated event is recorded once. */
   evidenceIds?: string[];
+  /**
+   * Facts providers reported about the message (delivered, bounced, complained, carrier receipts), with
+   * their own short history. Not a state: an accepted row stays `accepted` when it bounces.
+   */
+  delivery?: DeliveryFacts;
   history: TransitionEntry[];
 }
 
@@ -89,6 +95,7 @@ export interface TransitionRequest {
       | 'supersededBy'
       | 'contentHash'
       | 'ttl'
+      | 'delivery'
     >
   >;
   /** Extra condition: the current lease must have expired before this time (takeovers, stale dispatching). */
@@ -217,5 +224,19 @@ export interface SuppressionList {
     recipientRef: string,
     channel: Channel,
   ): Promise<{ suppressed: boolean; reason?: string }>;
-  suppress(tenant: string, recipientRef: string, channel: Channel | '*', reason: string): Promise<void>;
+  suppress(
+    tenant: string,
+    recipientRef: string,
+    channel: Channel | '*',
+    reason: string,
+    details?: SuppressionDetails,
+  ): Promise<void>;
+}
+
+/** Where a suppression came from: the provider event (or operator) and when. */
+export interface SuppressionDetails {
+  /** Provider event id (`ses:<id>:Bounce`) or `operator:<id>`. */
+  source: string;
+  at: number;
+  by: string;
 }

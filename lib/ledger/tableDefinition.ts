@@ -10,6 +10,14 @@ export const LEDGER_TABLE = {
   streamView: 'NEW_AND_OLD_IMAGES',
 } as const;
 
+/**
+ * Evidence items live in the ledger table under `ev#<key hash>`: the pointer to the dedupe key (written
+ * with the claim) and every provider event recorded for that key. A provider event carries only the key
+ * hash, so this makes the hash addressable by one GetItem / UpdateItem, whatever the backlog.
+ */
+export const EVIDENCE_PREFIX = 'ev#';
+export const evidenceItemKey = (idempotencyKey: string): string => `${EVIDENCE_PREFIX}${idempotencyKey}`;
+
 export const SUPPRESSION_TABLE = {
   partitionKey: 'pk',
 } as const;

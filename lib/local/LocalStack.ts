@@ -12,6 +12,7 @@ import { ledgerCreateTableInput, suppressionCreateTableInput } from '../ledger/t
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../observability.js';
 import { INTAKE_QUEUE, LOCAL_TIMING } from '../queueDefinition.js';
 import { type RunningProviderSimulator, startProviderSimulator } from '../simulator/ProviderSimulator.js';
+import { generateSigningKeys } from '../simulator/webhookSigners.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from './DynamoDbLocal.js';
 import { freePort } from './ports.js';
 import { stopChildProcess } from './processes.js';
@@ -28,6 +29,8 @@ export interface LocalEndpoints {
   ses: string;
   simulator: string;
   archiveDir: string;
+  /** The evidence endpoint (POST /resend, /twilio, /sendgrid), served by the functions worker. */
+  webhook?: string;
 }
 
 /** What `.local/state.json` holds: the endpoints plus what the CLI needs to find the tables. */
@@ -151,6 +154,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
     await s3.send(new CreateBucketCommand({ Bucket: attachmentsBucket }));
 
+    const webhookPort = await freePort();
     const env: Record<string, string> = {
       [ENV.region]: region,
       [ENV.ledgerTable]: ledgerTable,
@@ -170,6 +174,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.endpointSqs]: awsLocal,
       [ENV.endpointS3]: awsLocal,
       [ENV.endpointSes]: sesUrl,
+      // Throw-away signing keys for this run only (never written to disk): the endpoint verifies with them.
+      [ENV.webhookSecrets]: JSON.stringify(generateSigningKeys().secrets),
+      [ENV.localWebhookPort]: String(webhookPort),
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
       POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
       AWS_ACCESS_KEY_ID: 'local',
@@ -213,6 +220,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       ses: sesUrl,
       simulator: simulator.url,
       archiveDir,
+      webhook: `http://127.0.0.1:${webhookPort}`,
       region,
       ledgerTable,
       suppressionTable,

@@ -12,9 +12,12 @@ import { failureMessageOf } from '../archive/backfill.js';
 import { startLocalArchive } from '../archive/LocalArchive.js';
 import { sqsClient } from '../aws/clients.js';
 import { loadConfig, requireSettings } from '../config.js';
+import { systemClock } from '../domain/clock.js';
 import { archiveRetentionDaysOf, PurposeRegistry } from '../domain/purposes.js';
+import { webhookSecretsFor } from '../evidence/webhookSecrets.js';
 import { SERVICE_NAME } from '../observability.js';
 import { LOCAL_TIMING } from '../queueDefinition.js';
+import { evidenceRecorderFor } from '../wiring.js';
 import { localLambdaContext } from './lambdaContext.js';
 import { SqsPoller } from './SqsPoller.js';
 
@@ -67,6 +70,18 @@ const archive = await startLocalArchive({
   ),
 });
 
+// The evidence endpoint (the Function URL's handler), for signed Resend/Twilio/SendGrid webhooks.
+const webhook = config.localWebhookPort
+  ? await (await import('./WebhookServer.js')).startWebhookServer(
+      {
+        recorder: evidenceRecorderFor(config, { clock: systemClock, logger }),
+        secrets: webhookSecretsFor(config),
+        logger,
+      },
+      { port: config.localWebhookPort },
+    )
+  : undefined;
+
 // The scheduled reconcile workflow: invoke page after page while the handler says more remain (bounded
 // like the state machine's loop), then wait for the next tick.
 const { handler: reconcile } = await import('../../functions/reconcile/index.js');
@@ -94,7 +109,7 @@ const shutdown = async () => {
   stopping = true;
   clearInterval(timer);
   // Writers first; then one last stream round so every transition already in the ledger is archived.
-  await Promise.allSettled([poller.stop(), reconciling]);
+  await Promise.allSettled([poller.stop(), reconciling, webhook?.stop()]);
   await archive.stop();
   await archive
     .pollOnce()

@@ -3,6 +3,7 @@ import type { Clock } from '../domain/clock.js';
 import type { Channel, PurposePolicy, PurposeRegistry } from '../domain/purposes.js';
 import { retentionTtl } from '../domain/purposes.js';
 import { replayWindowOpen } from '../domain/replay.js';
+import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
 import type { DeliveryRecord, Ledger, TransitionRequest } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import type { LookupResult, Transport } from '../transports/port.js';
@@ -25,6 +26,7 @@ export interface ReconcileMetricsSink {
 /** How a row's ambiguity was (or was not) settled in this pass. */
 export type RowAction =
   | 'resolved_by_lookup'
+  | 'resolved_by_evidence'
   | 'quarantined'
   | 'left_for_replay'
   | 'waiting_for_evidence'
@@ -72,6 +74,8 @@ export interface ReconcilerDeps {
   pageSize?: number;
   logger?: ReconcileLogger;
   metrics?: ReconcileMetricsSink;
+  /** Settles an `unknown` row from provider events recorded earlier (lib/evidence), before any quarantine. */
+  evidence?: RecordedEvidence;
 }
 
 /** The dispatcher's margin: a replay is attempted only while the key is remembered for another minute. */
@@ -208,6 +212,9 @@ export class Reconciler {
       row = marked.record;
     }
     if (row.state !== 'unknown') return outcome(row, 'not_ambiguous');
+    // Provider events recorded while the row was still dispatching settle it before anything else.
+    const settled = await this.deps.evidence?.applyRecordedEvidence(row);
+    if (settled) return outcome(settled, 'resolved_by_evidence', 'recorded_evidence');
 
     const policy = this.deps.purposes.find(row.purpose);
     if (!policy) return this.quarantine(row, 'purpose_not_registered', 'no_policy');
@@ -355,7 +362,8 @@ const summarize = (
   pages: number,
 ): ReconcileRunSummary => ({
   processed: outcomes.length,
-  resolved: outcomes.filter((o) => o.action === 'resolved_by_lookup').length,
+  resolved: outcomes.filter((o) => o.action === 'resolved_by_lookup' || o.action === 'resolved_by_evidence')
+    .length,
   quarantined: outcomes.filter((o) => o.action === 'quarantined').length,
   left: outcomes.filter((o) =>
     ['left_for_replay', 'waiting_for_evidence', 'waiting_for_lookup'].includes(o.action),

@@ -3,6 +3,7 @@ import type { Clock } from '../domain/clock.js';
 import type { Channel } from '../domain/purposes.js';
 import { replayWindowOpen } from '../domain/replay.js';
 import { type SweepRowAction, sweepRow } from '../domain/sweep.js';
+import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
 import type { DeliveryRecord, Ledger, SealedIntent } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import type { Transport } from '../transports/port.js';
@@ -29,6 +30,8 @@ export interface SweeperDeps {
   /** A `retry_wait` row this long past due with nothing sealed is `stalled`. Default 3 × graceMs. */
   strandedAfterMs?: number;
   pageSize?: number;
+  /** Settles a row the sweep marked unknown from provider events recorded earlier (lib/evidence). */
+  evidence?: RecordedEvidence;
   logger?: ReconcileLogger;
   metrics?: ReconcileMetricsSink;
 }
@@ -124,8 +127,11 @@ export class Sweeper {
       if (!row) continue;
       if (action.kind === 'mark_unknown' && (await this.markUnknown(row))) {
         summary.markedUnknown += 1;
-        // Asked again at once when the provider still remembers the key; otherwise the reconciler's.
-        const marked = await ledger.get(row.pk);
+        // Evidence recorded while it was dispatching settles it now; otherwise a keyed replay is asked
+        // at once when the provider still remembers the key, and else it is the reconciler's.
+        const unknown = await ledger.get(row.pk);
+        const settled = unknown ? await this.deps.evidence?.applyRecordedEvidence(unknown) : undefined;
+        const marked = settled ?? unknown;
         if (marked && replayWindowOpen(marked, this.deps.transports[row.channel], now)) resume = true;
       }
       if (action.kind === 'advance' && (await continueFallback(ledger, row, now))) {

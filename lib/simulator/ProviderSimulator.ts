@@ -10,6 +10,7 @@ import {
   faultMatches,
   type RequestFacts,
 } from './faults.js';
+import { type SigningKeys, signResend, signSendGrid, signTwilio } from './webhookSigners.js';
 
 /**
  * TEST DOUBLE. A provider that speaks the generic REST convention (lib/transports/RestTransport.ts),
@@ -48,6 +49,23 @@ export interface SimMessage {
   body: Record<string, unknown>;
 }
 
+/**
+ * One provider event of the pull feed (`GET /v1/events?after=<cursor>`), the generic REST convention's
+ * evidence: what happened to an accepted message after the send answered.
+ */
+export interface SimEvent {
+  id: string;
+  /** Feed position; `after=<seq>` returns the events after it. */
+  seq: number;
+  type: 'sent' | 'delivered' | 'bounced' | 'complained' | 'failed' | 'expired' | 'unknown';
+  messageId: string;
+  idempotencyKey: string | null;
+  channel: 'email' | 'sms';
+  /** ISO 8601: when it happened. */
+  at: string;
+  bounceType?: 'Permanent' | 'Transient';
+}
+
 export interface ProviderSimulatorOptions {
   /** 0 (default) lets the kernel pick a free port. */
   port?: number;
@@ -56,6 +74,11 @@ export interface ProviderSimulatorOptions {
   /** How long a key is remembered. Default 86400. */
   keyRetentionSeconds?: number;
   clock?: Clock;
+  /**
+   * Also push each event, when due, as the named provider's signed webhook (Resend or SendGrid for email,
+   * Twilio for SMS) to `url` + `/resend` | `/sendgrid` | `/twilio` — what the evidence endpoint receives.
+   */
+  webhooks?: { url: string; keys: SigningKeys; email: 'resend' | 'sendgrid'; sms?: 'twilio' };
 }
 
 export interface RunningProviderSimulator {
@@ -67,6 +90,8 @@ export interface RunningProviderSimulator {
   /** Same as `GET /_sim/requests`. */
   requests(): SimRequest[];
   messages(): SimMessage[];
+  /** The pull feed as it stands now (due events only), like `GET /v1/events`. */
+  events(): SimEvent[];
   /** Same as `DELETE /_sim`. */
   reset(): void;
 }
@@ -155,6 +180,164 @@ export const startProviderSimulator = async (
   const keys = new Map<string, { messageId: string; bodyHash: string; atMs: number }>();
   const log: SimRequest[] = [];
   let faults: ActiveFault[] = [];
+  /** Events not yet due, in the order they will enter the feed. */
+  let pending: Array<Omit<SimEvent, 'seq'> & { dueMs: number }> = [];
+  const feed: SimEvent[] = [];
+  let eventCounter = 0;
+  const dueEvents = () => {
+    const now = clock.now();
+    const due = pending.filter((e) => e.dueMs <= now);
+    pending = pending.filter((e) => e.dueMs > now);
+    for (const { dueMs: _d, ...event } of due) feed.push({ ...event, seq: feed.length + 1 });
+    return feed;
+  };
+  /** What happens after acceptance, by the fault that hit the send (none: sent, then delivered). */
+  const scheduleEvents = (
+    channel: 'email' | 'sms',
+    key: string | undefined,
+    messageId: string,
+    spec: FaultSpec | undefined,
+  ) => {
+    const now = clock.now();
+    const later = now + (spec?.deliverAfterMs ?? 0);
+    type Step = Pick<SimEvent, 'type' | 'bounceType'> & { dueMs: number };
+    const steps: Step[] = [{ type: 'sent', dueMs: now }];
+    switch (spec?.fault) {
+      case 'bounce':
+        steps.push({ type: 'bounced', bounceType: 'Permanent', dueMs: later });
+        break;
+      case 'soft_bounce':
+        steps.push({ type: 'bounced', bounceType: 'Transient', dueMs: later });
+        break;
+      case 'complaint':
+        steps.push({ type: 'delivered', dueMs: later }, { type: 'complained', dueMs: later + 1 });
+        break;
+      case 'sms_ttl_expired':
+        steps.push({ type: 'expired', dueMs: later });
+        break;
+      case 'carrier_failure':
+        steps.push({ type: 'failed', dueMs: later });
+        break;
+      case 'sms_unknown':
+        steps.push({ type: 'unknown', dueMs: later });
+        break;
+      default:
+        steps.push({ type: 'delivered', dueMs: later });
+    }
+    // Out of order: everything enters the feed at the last step's time, newest first.
+    const ordered = spec?.outOfOrder
+      ? [...steps].reverse().map((step) => ({ ...step, enterMs: later }))
+      : steps.map((step) => ({ ...step, enterMs: step.dueMs }));
+    for (const step of ordered) {
+      const event = {
+        id: `sim_evt_${++eventCounter}`,
+        type: step.type,
+        messageId,
+        idempotencyKey: key ?? null,
+        channel,
+        at: new Date(step.dueMs).toISOString(),
+        ...(step.bounceType ? { bounceType: step.bounceType } : {}),
+        dueMs: step.enterMs,
+      };
+      pending.push(event);
+      if (spec?.duplicate) pending.push({ ...event });
+      push(event, step.enterMs - now, spec?.duplicate ? 2 : 1);
+    }
+  };
+
+  /** The provider-shaped, signed webhook for one event (only the key hash and ids; a fixed test address). */
+  const webhookFor = (
+    event: Omit<SimEvent, 'seq'>,
+  ): { path: string; request: ReturnType<typeof signResend> } | undefined => {
+    const hooks = options.webhooks;
+    if (!hooks || !event.idempotencyKey) return undefined;
+    if (event.channel === 'sms') {
+      if (hooks.sms !== 'twilio') return undefined;
+      const status = { sent: 'sent', delivered: 'delivered', failed: 'undelivered', expired: 'failed' }[
+        event.type as string
+      ];
+      if (!status) return undefined;
+      const query = `?k=${event.idempotencyKey}`;
+      return {
+        path: `/twilio${query}`,
+        request: signTwilio(hooks.keys, `${hooks.url}/twilio${query}`, {
+          MessageSid: event.messageId,
+          MessageStatus: status,
+        }),
+      };
+    }
+    if (hooks.email === 'resend') {
+      const type = {
+        sent: 'email.sent',
+        delivered: 'email.delivered',
+        bounced: 'email.bounced',
+        complained: 'email.complained',
+      }[event.type as string];
+      if (!type) return undefined;
+      return {
+        path: '/resend',
+        request: signResend(
+          hooks.keys,
+          {
+            type,
+            created_at: event.at,
+            data: {
+              email_id: event.messageId,
+              tags: [{ name: 'sendproof-key', value: event.idempotencyKey }],
+              ...(event.bounceType ? { bounce: { type: event.bounceType } } : {}),
+            },
+          },
+          new Date(),
+          event.id,
+        ),
+      };
+    }
+    const sgEvent = {
+      sent: 'processed',
+      delivered: 'delivered',
+      bounced: 'bounce',
+      complained: 'spamreport',
+    }[event.type as string];
+    if (!sgEvent) return undefined;
+    return {
+      path: '/sendgrid',
+      request: signSendGrid(hooks.keys, [
+        {
+          event: sgEvent,
+          sg_event_id: event.id,
+          sg_message_id: `${event.messageId}.sim`,
+          timestamp: Math.floor(Date.parse(event.at) / 1000),
+          sendproof_key: event.idempotencyKey,
+          ...(event.bounceType === 'Transient'
+            ? { type: 'blocked' }
+            : event.bounceType
+              ? { type: 'bounce' }
+              : {}),
+        },
+      ]),
+    };
+  };
+
+  /** Pushes the event's webhook after `delayMs` (real time), `times` times (duplicates). Failures are dropped, as a provider gives up. */
+  const push = (event: Omit<SimEvent, 'seq'>, delayMs: number, times: number) => {
+    if (!options.webhooks || !webhookFor(event)) return;
+    const base = options.webhooks.url;
+    const timer = setTimeout(
+      async () => {
+        timers.delete(timer);
+        // Signed when sent, as the provider does: the timestamp is the delivery attempt's.
+        const hook = webhookFor(event);
+        if (!hook) return;
+        const url = `${base}${hook.path}`;
+        for (let i = 0; i < times; i++)
+          await fetch(url, { method: 'POST', headers: hook.request.headers, body: hook.request.body }).catch(
+            () => undefined,
+          );
+      },
+      Math.max(0, delayMs),
+    );
+    timers.add(timer);
+  };
   const timers = new Set<NodeJS.Timeout>();
 
   const iso = () => new Date(clock.now()).toISOString();
@@ -171,6 +354,8 @@ export const startProviderSimulator = async (
     keys.clear();
     log.length = 0;
     faults = [];
+    pending = [];
+    feed.length = 0;
   };
 
   const takeFault = (facts: RequestFacts): ActiveFault | undefined => {
@@ -280,6 +465,7 @@ export const startProviderSimulator = async (
       });
       return;
     }
+    if (result.outcome === 'accepted') scheduleEvents(channel, key, result.messageId, fault?.spec);
     if (fault?.spec.fault === 'accept_then_drop') {
       record('dropped', to, result.messageId);
       res.socket?.destroy();
@@ -334,6 +520,16 @@ export const startProviderSimulator = async (
         .map(view);
       return sendJson(res, 200, { data });
     }
+    if (method === 'GET' && path === '/v1/events') {
+      const after = Number(url.searchParams.get('after') ?? '0');
+      const limit = Math.min(500, Math.max(1, Number(url.searchParams.get('limit') ?? '100')));
+      if (!Number.isInteger(after) || after < 0)
+        return sendJson(res, 400, { error: 'invalid_request', message: 'after must be a feed cursor' });
+      const data = dueEvents()
+        .filter((e) => e.seq > after)
+        .slice(0, limit);
+      return sendJson(res, 200, { data, next: String(data.at(-1)?.seq ?? after) });
+    }
     const byId = /^\/v1\/messages\/([^/]+)$/.exec(path);
     if (method === 'GET' && byId) {
       const message = messages.get(decodeURIComponent(byId[1]!));
@@ -382,6 +578,7 @@ export const startProviderSimulator = async (
     addFault,
     requests: () => log.map((r) => ({ ...r })),
     messages: () => [...messages.values()],
+    events: () => dueEvents().map((e) => ({ ...e })),
     reset,
     stop: async () => {
       for (const timer of timers) clearTimeout(timer);

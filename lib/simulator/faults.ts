@@ -8,6 +8,13 @@ export const FAULT_KINDS = [
   'status_500',
   'reject',
   'delay',
+  // Post-acceptance evidence (the send is accepted; the events feed tells the rest):
+  'bounce',
+  'soft_bounce',
+  'complaint',
+  'sms_ttl_expired',
+  'carrier_failure',
+  'sms_unknown',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -27,6 +34,12 @@ export const FaultSpecSchema = z
     retryAfterSeconds: z.number().int().min(0).max(86_400).optional(),
     /** `delay` only: how long to hold the answer, in ms. */
     delayMs: z.number().int().min(0).max(600_000).optional(),
+    /** Any accepted send: how long after acceptance the delivery (or bounce) event appears. */
+    deliverAfterMs: z.number().int().min(0).max(86_400_000).optional(),
+    /** Every event of the message appears twice (same event id), as at-least-once feeds do. */
+    duplicate: z.boolean().optional(),
+    /** The message's events appear newest first (their timestamps still say the truth). */
+    outOfOrder: z.boolean().optional(),
   })
   .refine((f) => f.fault !== 'delay' || f.delayMs !== undefined, {
     message: 'a delay fault needs delayMs',

@@ -18,6 +18,11 @@ export interface TwilioTransportOptions {
   credentials: () => Promise<TwilioCredentials>;
   timeouts?: ExchangeTimeouts;
   clock?: Clock;
+  /**
+   * The evidence endpoint's Twilio URL. When set, every message asks Twilio for status callbacks there,
+   * with the key hash as `?k=` (Twilio signs the whole URL), and the adapter declares push evidence.
+   */
+  statusCallbackUrl?: string;
 }
 
 /** Twilio's ValidityPeriod range, in seconds. */
@@ -40,20 +45,21 @@ interface TwilioError {
 export class TwilioTransport implements Transport {
   readonly name = 'twilio';
   readonly channel = 'sms' as const;
-  readonly capabilities: TransportCapabilities = {
-    idempotencyKey: false,
-    keyRetentionSeconds: 0,
-    lookupByKey: false,
-    lookupByProviderId: true,
-    cancel: false,
-    pushEvidence: false,
-  };
+  readonly capabilities: TransportCapabilities;
   private readonly baseUrl: string;
   private readonly clock: Clock;
 
   constructor(private readonly options: TwilioTransportOptions) {
     this.baseUrl = (options.baseUrl ?? 'https://api.twilio.com').replace(/\/+$/, '');
     this.clock = options.clock ?? systemClock;
+    this.capabilities = {
+      idempotencyKey: false,
+      keyRetentionSeconds: 0,
+      lookupByKey: false,
+      lookupByProviderId: true,
+      cancel: false,
+      pushEvidence: options.statusCallbackUrl !== undefined,
+    };
   }
 
   private async authorised(): Promise<{ accountSid: string; authorization: string }> {
@@ -64,9 +70,14 @@ export class TwilioTransport implements Transport {
     };
   }
 
-  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
+  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
     const now = this.clock.now();
     const form = new URLSearchParams({ To: message.to, Body: message.text });
+    if (this.options.statusCallbackUrl) {
+      const callback = new URL(this.options.statusCallbackUrl);
+      callback.searchParams.set('k', idempotencyKey);
+      form.set('StatusCallback', callback.toString());
+    }
     if (this.options.from.startsWith('MG')) form.set('MessagingServiceSid', this.options.from);
     else form.set('From', this.options.from);
     if (message.expiresAtMs !== undefined) {

@@ -8,6 +8,7 @@ import type { ExchangeTimeouts } from './HttpExchange.js';
 import type { Transport } from './port.js';
 import { ResendTransport } from './ResendTransport.js';
 import { RestTransport } from './RestTransport.js';
+import { SendGridTransport } from './SendGridTransport.js';
 import { SesTransport } from './SesTransport.js';
 import { SmsV2Transport } from './SmsV2Transport.js';
 import { TwilioTransport } from './TwilioTransport.js';
@@ -15,6 +16,7 @@ import { TwilioTransport } from './TwilioTransport.js';
 export type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
 export { ResendTransport } from './ResendTransport.js';
 export { RestTransport } from './RestTransport.js';
+export { SendGridTransport } from './SendGridTransport.js';
 export { SesTransport } from './SesTransport.js';
 export { SmsV2Transport } from './SmsV2Transport.js';
 export { TwilioTransport } from './TwilioTransport.js';
@@ -25,6 +27,7 @@ export { TwilioTransport } from './TwilioTransport.js';
  */
 export interface ProviderSecrets {
   resendApiKey?: string;
+  sendgridApiKey?: string;
   twilioAccountSid?: string;
   twilioAuthToken?: string;
   /** Bearer token for a real provider behind the generic REST convention (not needed by the simulator). */
@@ -43,6 +46,7 @@ export interface TransportDeps {
   smsClient?: PinpointSMSVoiceV2Client;
   /** Overrides for tests and regional endpoints. */
   resendBaseUrl?: string;
+  sendgridBaseUrl?: string;
   twilioBaseUrl?: string;
   timeouts?: ExchangeTimeouts;
 }
@@ -110,6 +114,13 @@ export const createTransports = (
           apiKey: secretField(deps, 'resendApiKey', 'resend'),
           ...(deps.resendBaseUrl ? { baseUrl: deps.resendBaseUrl } : {}),
         });
+      case 'sendgrid':
+        return new SendGridTransport({
+          ...common,
+          from: config.emailFrom,
+          apiKey: secretField(deps, 'sendgridApiKey', 'sendgrid'),
+          ...(deps.sendgridBaseUrl ? { baseUrl: deps.sendgridBaseUrl } : {}),
+        });
       case 'simulator':
       case 'rest':
         return rest('email', config.emailTransport);
@@ -136,6 +147,7 @@ export const createTransports = (
           from: config.smsOriginationIdentity,
           credentials: async () => ({ accountSid: await sid(), authToken: await token() }),
           ...(deps.twilioBaseUrl ? { baseUrl: deps.twilioBaseUrl } : {}),
+          ...(config.twilioStatusCallbackUrl ? { statusCallbackUrl: config.twilioStatusCallbackUrl } : {}),
         });
       }
       case 'simulator':

@@ -45,9 +45,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     ({ stack, template } = synthStack(SES_AND_SMS));
   }, SYNTH_TIMEOUT);
 
-  it('creates exactly the six Sendproof functions and no custom-resource functions', () => {
-    // Assess: dispatch, reconcile, evidence, archive, archive maintenance, console
-    template.resourceCountIs('AWS::Lambda::Function', 6);
+  it('creates exactly the seven Sendproof functions (the webhook endpoint included) and no custom-resource functions', () => {
+    // Assess: dispatch, reconcile, evidence, webhook, archive, archive maintenance, console
+    template.resourceCountIs('AWS::Lambda::Function', 7);
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
   });
@@ -55,7 +55,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
   it('runs every function on Node 24, arm64, traced, with the Powertools service and namespace', () => {
     // Assess
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(6);
+    expect(functions).toHaveLength(7);
     for (const fn of functions) {
       expect(fn.Properties.Runtime).toBe('nodejs24.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -77,7 +77,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
     );
     expect(roles).toBeDefined();
-    expect(lambdaRoles).toHaveLength(6);
+    expect(lambdaRoles).toHaveLength(7);
     for (const role of lambdaRoles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
 
@@ -428,6 +428,17 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(states.ContinuesNextSchedule.Next).toBe('Paused');
     expect(states.Paused.Type).toBe('Succeed');
     expect(states.Done.Type).toBe('Succeed');
+  });
+
+  it('serves the webhook endpoint from a Function URL whose function reads the signing secret by ARN', () => {
+    // Assess: no IAM auth (providers cannot sign SigV4); the provider signature is the authentication
+    template.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'NONE' });
+    const fns = Object.values(template.findResources('AWS::Lambda::Function')) as Array<{
+      Properties: { Environment: { Variables: Record<string, unknown> } };
+    }>;
+    const webhook = fns.filter((f) => 'SENDPROOF_WEBHOOK_SECRET_ARN' in f.Properties.Environment.Variables);
+    expect(webhook).toHaveLength(1);
+    expect(webhook[0]!.Properties.Environment.Variables).toHaveProperty('SENDPROOF_SUPPRESSION_TABLE');
   });
 
   it('starts the reconcile state machine from EventBridge Scheduler', () => {

@@ -60,6 +60,7 @@ describe('every deployed function can start with the environment the stack gives
           dispatch: stack.ledger.dispatcher.function,
           reconcile: stack.ledger.reconciler.function,
           evidence: stack.ledger.evidence.function,
+          webhook: stack.ledger.evidence.webhook,
           archive: stack.ledger.archive.function,
           archiveMaintenance: stack.ledger.archive.maintenance,
           console: stack.ledger.console!.function,

@@ -32,6 +32,7 @@ describe('named audit queries on DuckDB', () => {
   it('every query in queries/ is covered by a test below', () => {
     // Assess
     expect([...queries.keys()]).toEqual([
+      'accepted-not-delivered',
       'channel-outcomes-daily',
       'explain-notification',
       'intent-to-accepted-latency',
@@ -200,6 +201,14 @@ describe('named audit queries on DuckDB', () => {
     ]);
   });
 
+  it('accepted-not-delivered lists acceptances before the cut-off that no delivery fact followed', async () => {
+    // Act: the scenario has no post-acceptance facts, so every acceptance before the cut-off is listed
+    const { rows } = await run('accepted-not-delivered', ...ALL, String(Date.parse(`${DAY1}T10:00:03Z`)));
+    // Assess
+    expect(rows.map((r) => r.dedupe_key)).toEqual([KEY.F, KEY.B]);
+    expect(rows[1]).toMatchObject({ latest_fact: null, channel: 'sms' });
+  });
+
   it('an empty archive folder answers every query with no rows instead of failing', async () => {
     // Prepare
     const empty = await mkdtemp(join(tmpdir(), 'sendproof-archive-empty-'));
@@ -207,6 +216,7 @@ describe('named audit queries on DuckDB', () => {
     const args: Record<string, string[]> = {
       'explain-notification': [...ALL, 'evt-A'],
       'unknown-quarantined-older-than': [...ALL, '0'],
+      'accepted-not-delivered': [...ALL, '0'],
     };
 
     try {
@@ -216,7 +226,7 @@ describe('named audit queries on DuckDB', () => {
         counts.push((await nothing.runNamed(q, args[q.name] ?? ALL)).rows.length);
 
       // Assess
-      expect(counts).toEqual([0, 0, 0, 0, 0, 0]);
+      expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0]);
     } finally {
       nothing.close();
       await rm(empty, { recursive: true, force: true });
@@ -234,6 +244,7 @@ describe('named audit queries on an archive with a duplicated batch and a second
   const ARGS: Record<string, string[]> = {
     'explain-notification': [...ALL, 'evt-A'],
     'unknown-quarantined-older-than': [...ALL, String(Date.parse(`${DAY2}T00:00:00Z`))],
+    'accepted-not-delivered': [...ALL, String(Date.parse(`${DAY2}T00:00:00Z`))],
   };
 
   beforeAll(async () => {

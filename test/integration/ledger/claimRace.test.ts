@@ -43,7 +43,24 @@ describe('claim race on DynamoDB Local', () => {
     for (const c of conflicts) expect(c.shownOwner).toBe(winnerOf.get(c.key));
     // More than one worker must have won something, or the race was not a race.
     expect(new Set(winnerOf.values()).size).toBeGreaterThan(1);
-    const stored = await doc.send(new ScanCommand({ TableName: table, Select: 'COUNT' }));
+    // Delivery rows only: each claim also writes its evidence pointer (`ev#<hash>`, no state).
+    const stored = await doc.send(
+      new ScanCommand({
+        TableName: table,
+        Select: 'COUNT',
+        FilterExpression: 'attribute_exists(#s)',
+        ExpressionAttributeNames: { '#s': 'state' },
+      }),
+    );
     expect(stored.Count).toBe(200);
+    const pointers = await doc.send(
+      new ScanCommand({
+        TableName: table,
+        Select: 'COUNT',
+        FilterExpression: 'attribute_exists(#r)',
+        ExpressionAttributeNames: { '#r': 'ref' },
+      }),
+    );
+    expect(pointers.Count).toBe(200);
   }, 240_000); // 3,200 conditional writes from 16 threads: generous, because CI has two shared cores
 });

@@ -234,7 +234,11 @@ describe('DynamoLedger on DynamoDB Local', () => {
     // Assess
     const units = [claim, dispatching, accepted].map((r) => r.consumedWriteUnits);
     for (const u of units) expect(u).toBeGreaterThan(0);
-    expect(units.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(3);
+    // Three row writes plus the evidence pointer (`ev#<hash>` → dedupe key) written with the claim.
+    expect(units.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(4);
+    expect(
+      await doc.send(new GetCommand({ TableName: table, Key: { pk: `ev#${row.idempotencyKey}` } })),
+    ).toMatchObject({ Item: { ref: row.pk, kind: 'evidence' } });
     const stored = await ledger.get(row.pk);
     expect(stored?.history.map((h) => h.s)).toEqual(['claimed', 'dispatching', 'accepted']);
     expect(stored?.attn).toBeUndefined();

@@ -85,8 +85,12 @@ describe('npm start: the local stack end to end', () => {
         'ses',
         'simulator',
         'sqs',
+        'webhook',
       ].sort(),
     );
+    // The evidence endpoint is served: an unsigned webhook is refused before anything is read.
+    const unsigned = await fetch(`${endpoints.webhook}/resend`, { method: 'POST', body: '{}' });
+    expect(unsigned.status).toBe(401);
     const fault = await fetch(`${state.simulator}/_sim/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -129,13 +133,15 @@ describe('npm start: the local stack end to end', () => {
       ['e2e-sms', 'sms', 'accepted'],
     ]);
     const sms = rows.find((r) => r.eventId === 'e2e-sms')!;
-    // The lost answer is recovered either by the reconciler's lookup or by the parked message's replay
-    // under the same enforced key; both end accepted with the provider's one message id.
+    // The lost answer is recovered by the provider's event feed (pulled by the reconcile run), by the
+    // reconciler's lookup, or by the parked message's replay under the same enforced key; all end
+    // accepted with the provider's one message id.
     const path = sms.history.map((h) => h.s);
     expect(path.slice(0, 3)).toEqual(['claimed', 'dispatching', 'unknown']);
     expect([path.slice(3), sms.history.at(-1)?.by.split(':')[0]]).toSatisfy(
       ([rest, by]: [string[], string]) =>
-        (rest.join() === 'accepted' && by === 'reconciler') || rest.join() === 'dispatching,accepted',
+        (rest.join() === 'accepted' && (by === 'reconciler' || by === 'evidence')) ||
+        rest.join() === 'dispatching,accepted',
     );
     const requests = (await (await fetch(`${state.simulator}/_sim/requests`)).json()) as Array<{
       outcome: string;
@@ -153,13 +159,16 @@ describe('npm start: the local stack end to end', () => {
     };
     expect(store.emails).toHaveLength(3);
     expect(store.emails.some((e) => (e.attachments ?? []).length === 1)).toBe(true);
-    // The archive has every transition the ledger has, once.
+    // The archive has every transition the ledger has, once (delivery facts are counted apart).
     const ledgerTransitions = rows.reduce((n, r) => n + r.history.length, 0);
     let archived: Array<Record<string, unknown>> = [];
     const archiveDeadline = Date.now() + 30_000;
     do {
       await new Promise((r) => setTimeout(r, 500));
-      archived = await audit('sql', 'SELECT dedupe_key, version FROM transitions');
+      archived = await audit(
+        'sql',
+        "SELECT dedupe_key, version FROM transitions WHERE record_kind <> 'delivery_fact'",
+      );
     } while (archived.length < ledgerTransitions && Date.now() < archiveDeadline);
     expect(archived).toHaveLength(ledgerTransitions);
     const explained = (await audit(
@@ -169,7 +178,7 @@ describe('npm start: the local stack end to end', () => {
       '2100-01-01',
       sms.pk,
     )) as Array<{ to_state: string }>;
-    expect(explained.map((r) => r.to_state)).toEqual(path);
+    expect(explained.map((r) => r.to_state).filter((t) => !t.startsWith('delivery:'))).toEqual(path);
     // No secret or raw address in the ledger, the functions' logs and metrics, or the archive.
     const archiveText = readdirSync(join(state.archiveDir, 'transitions'), { recursive: true })
       .map(String)
@@ -195,6 +204,7 @@ describe('npm start: the local stack end to end', () => {
       pk: string;
       state: string;
       history: unknown[];
+      delivery?: { n?: number };
     }>;
     const explained = JSON.parse(await cli('explain', 'e2e-sms', '--json')) as {
       ledger: unknown[];
@@ -221,7 +231,11 @@ describe('npm start: the local stack end to end', () => {
     expect(stats).toMatchObject({ rows: 4, byState: { accepted: 4 } });
     expect(status).toEqual([expect.objectContaining({ state: 'accepted' })]);
     expect(explained.ledger).toHaveLength(1);
-    expect(explained.archive).toHaveLength(status[0]!.history.length);
+    // Every transition, plus the delivery facts the simulator's feed reported (sent, delivered).
+    const archived = explained.archive as Array<{ to_state: string }>;
+    expect(archived.filter((l) => !l.to_state.startsWith('delivery:'))).toHaveLength(
+      status[0]!.history.length,
+    );
     expect(reconciled.processed).toBe(0);
     expect(dlq).toEqual([]);
     expect(refused?.code).not.toBe(0);

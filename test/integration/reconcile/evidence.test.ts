@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { type Evidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
 import {
@@ -15,6 +16,7 @@ import {
   restTransports,
   sweeperFor,
 } from '../../support/dispatchHarness.js';
+import { localDynamo } from '../../support/dynamo.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
 import { pushEvidenceOnly, reconcilerFor } from './support.js';
 
@@ -90,7 +92,13 @@ const unknownEmail = async (eventId: string) => {
 beforeAll(async () => {
   sim = await startProviderSimulator();
   h = await createHarness(sim, clock);
-  recorder = new EvidenceRecorder({ ledger: h.ledger, purposes: new PurposeRegistry(), clock });
+  recorder = new EvidenceRecorder({
+    ledger: h.ledger,
+    store: new DynamoEvidenceStore(localDynamo().doc, h.table),
+    suppressions: h.suppressions,
+    purposes: new PurposeRegistry(),
+    clock,
+  });
 });
 afterAll(async () => {
   await sim.stop();
@@ -110,7 +118,7 @@ describe('evidence recorder', () => {
     const second = await recorder.record(evidenceOf(event));
     // Assess
     expect(first).toMatchObject({ kind: 'recorded', state: 'accepted' });
-    expect(second.kind).toBe('no_waiting_row');
+    expect(second.kind).toBe('duplicate');
     const after = await h.ledger.get(row.pk);
     expect(after).toMatchObject({
       state: 'accepted',
@@ -167,7 +175,7 @@ describe('evidence recorder', () => {
     expect(await h.ledger.get(row.pk)).toMatchObject({ state: 'accepted', providerMessageId: 'sms-77' });
   });
 
-  it('an event without our key is ignored, and one for a row that is not waiting changes nothing', async () => {
+  it('an event without our key is ignored, and one whose key no claim carries is unmatched', async () => {
     // Prepare
     const foreign = {
       source: 'aws.ses',
@@ -178,7 +186,7 @@ describe('evidence recorder', () => {
     const noRow = await recorder.record(evidenceOf(sesEvent('0'.repeat(64), 'Delivery', 'ses-0004')));
     // Assess
     expect(parsed).toEqual([{ kind: 'ignored', source: 'ses', reason: 'no_sendproof_key' }]);
-    expect(noRow.kind).toBe('no_waiting_row');
+    expect(noRow.kind).toBe('unmatched');
   });
 });
 

@@ -24,6 +24,7 @@ describe('provider events as evidence', () => {
           source: 'ses',
           evidenceId: 'ses:m-1:Bounce',
           idempotencyKey: KEY,
+          fact: 'bounced_permanent',
           outcome: 'rejected',
           providerMessageId: 'm-1',
           why: 'ses:Bounce:Permanent/General',

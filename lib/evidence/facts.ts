@@ -1,0 +1,122 @@
+import { FALLBACK_FACTS, type PurposePolicy } from '../domain/purposes.js';
+
+/**
+ * What a provider event says, as a typed fact. Facts, not states: `accepted` (the ledger state) means the
+ * provider took the message; whether it then reached the recipient is a separate fact with its own source
+ * ("accepted is not delivered", seed 004). The row keeps both: its state, and a `delivery` attribute with
+ * the facts recorded after acceptance (see DeliveryFacts).
+ */
+export const FACTS = [
+  /** The provider took the request (SES Send, SMS QUEUED/SUCCESSFUL, Twilio queued/sent, Resend sent). */
+  'sent',
+  /** The recipient's server / the handset took it (SES Delivery, SMS DELIVERED, Twilio delivered). */
+  'delivered',
+  /** Still trying (SES DeliveryDelay, SendGrid deferred, Resend delivery_delayed). */
+  'delayed',
+  /** Soft bounce: the provider may yet deliver, or a later send to the same address may work. */
+  'bounced_transient',
+  /** Hard bounce: this address will not take mail. Definitive; suppresses the recipient. */
+  'bounced_permanent',
+  /** The recipient marked it as spam. Delivered, and suppresses the recipient. */
+  'complained',
+  /** The provider refused the request itself (SES Reject / RenderingFailure, SendGrid dropped). */
+  'rejected',
+  /** The carrier did not deliver the text and will not (SMS FAILED/BLOCKED/…, Twilio failed/undelivered). */
+  'carrier_failed',
+  /** The text's validity period ran out before the handset took it (SMS TTL_EXPIRED). */
+  'ttl_expired',
+  /** The carrier never reported a final status (SMS TEXT_UNKNOWN): accepted, delivery unknown. */
+  'unknown_final',
+  /** Opened or clicked: it was delivered. */
+  'engaged',
+] as const;
+export type EvidenceFact = (typeof FACTS)[number];
+
+/** Facts that say the provider never took the message or it definitively did not arrive. */
+export const NOT_DELIVERED: readonly EvidenceFact[] = [
+  'rejected',
+  'bounced_permanent',
+  'carrier_failed',
+  'ttl_expired',
+];
+
+/** Facts that may unlock a purpose's fallback (per purpose, `fallbackOn`). Never a soft bounce, a delay or TEXT_UNKNOWN. */
+export { FALLBACK_FACTS };
+export type FallbackFact = (typeof FALLBACK_FACTS)[number];
+
+/** The facts that move this purpose's fallback on (all of FALLBACK_FACTS unless the purpose says). */
+export const fallbackFactsOf = (
+  policy: Pick<PurposePolicy, 'fallbackOn'> | undefined,
+): readonly EvidenceFact[] => policy?.fallbackOn ?? FALLBACK_FACTS;
+
+/** Facts that put the recipient on the suppression list for the channel. */
+export const SUPPRESSING: readonly EvidenceFact[] = ['bounced_permanent', 'complained'];
+
+/**
+ * For an `unknown` row: which state the fact settles it to. A fact that proves the provider had the
+ * message settles `accepted` (a soft bounce, a delay, TEXT_UNKNOWN included: the provider had it); one that
+ * proves it did not arrive settles `rejected`, as lookups do, so a fallback can go on.
+ */
+export const settlesTo = (fact: EvidenceFact): 'accepted' | 'rejected' =>
+  NOT_DELIVERED.includes(fact) ? 'rejected' : 'accepted';
+
+/**
+ * Which fact the row's delivery status shows when several were recorded (in any order): the most decisive
+ * one, the latest among equals. A late DeliveryDelay never hides a Delivery; a complaint outranks the
+ * delivery it implies.
+ */
+const RANK: Readonly<Record<EvidenceFact, number>> = {
+  sent: 1,
+  delayed: 2,
+  unknown_final: 2,
+  bounced_transient: 3,
+  engaged: 4,
+  delivered: 5,
+  rejected: 6,
+  carrier_failed: 6,
+  ttl_expired: 6,
+  bounced_permanent: 6,
+  complained: 7,
+};
+
+/** One fact as the row keeps it (short names: the row stays small). */
+export interface DeliveryFactEntry {
+  /** The fact. */
+  f: EvidenceFact;
+  /** When the provider says it happened (epoch ms); the recording time when the event has none. */
+  at: number;
+  /** `evidence:<source>`. */
+  by: string;
+  /** Short reason (`ses:Bounce:Permanent/General`, `sms:TTL_EXPIRED`). */
+  why: string;
+  /** Provider event id (the same id the row's `evidenceIds` holds). */
+  id: string;
+  /** Provider message id. */
+  msg?: string;
+}
+
+/** The row's `delivery` attribute: the current delivery status and its own append-only history. */
+export interface DeliveryFacts {
+  status: EvidenceFact;
+  at: number;
+  why: string;
+  h: DeliveryFactEntry[];
+  /** Facts recorded so far (the write condition; `h` keeps only the latest MAX_FACTS_PER_ROW). */
+  n?: number;
+}
+
+/** Most facts a row keeps (opens and clicks can repeat); beyond it, only the status moves. */
+export const MAX_FACTS_PER_ROW = 40;
+
+export const withFact = (current: DeliveryFacts | undefined, entry: DeliveryFactEntry): DeliveryFacts => {
+  const h = [...(current?.h ?? []), entry].slice(-MAX_FACTS_PER_ROW);
+  const top = [...(current?.h ?? []), entry].reduce((best, e) =>
+    RANK[e.f] > RANK[best.f] || (RANK[e.f] === RANK[best.f] && e.at >= best.at) ? e : best,
+  );
+  // The current status competes too, so a fact trimmed out of `h` still ranks.
+  const keep =
+    current && RANK[current.status] > RANK[top.f]
+      ? { status: current.status, at: current.at, why: current.why }
+      : undefined;
+  return keep ? { ...keep, h } : { status: top.f, at: top.at, why: top.why, h };
+};

@@ -1,0 +1,341 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../lib/domain/clock.js';
+import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
+import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
+import { type Evidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import type { DeliveryRecord } from '../../../lib/ledger/port.js';
+import { Reconciler } from '../../../lib/reconcile/Reconciler.js';
+import {
+  type RunningProviderSimulator,
+  startProviderSimulator,
+} from '../../../lib/simulator/ProviderSimulator.js';
+import {
+  crashAt,
+  createHarness,
+  type Harness,
+  pdfAttachment,
+  restTransports,
+} from '../../support/dispatchHarness.js';
+import { localDynamo } from '../../support/dynamo.js';
+import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
+import { pushEvidenceOnly, RecordingMetrics } from './support.js';
+
+// Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1.
+let sim: RunningProviderSimulator;
+let h: Harness;
+let store: DynamoEvidenceStore;
+let recorder: EvidenceRecorder;
+let metrics: RecordingMetrics;
+const clock = new ManualClock(Date.now());
+let seq = 0;
+const envelope = () => ({ messageId: `msg-${++seq}` });
+
+const sesEvent = (
+  key: string,
+  eventType: string,
+  messageId: string,
+  extra: Record<string, unknown> = {},
+) => ({
+  source: 'aws.ses',
+  'detail-type': 'Email Delivered',
+  detail: {
+    eventType,
+    mail: {
+      timestamp: new Date(clock.now()).toISOString(),
+      messageId,
+      destination: [MARKERS.email],
+      tags: { 'sendproof-key': [key] },
+    },
+    ...extra,
+  },
+});
+
+const evidenceOf = (event: unknown): Evidence => {
+  const [parsed] = parseLambdaEvent(event);
+  if (parsed?.kind !== 'evidence') throw new Error(`not evidence: ${JSON.stringify(parsed)}`);
+  return parsed.evidence;
+};
+
+const permanentBounce = (key: string, messageId: string) =>
+  evidenceOf(
+    sesEvent(key, 'Bounce', messageId, {
+      bounce: {
+        bounceType: 'Permanent',
+        bounceSubType: 'General',
+        feedbackId: `fb-${messageId}`,
+        timestamp: new Date(clock.now()).toISOString(),
+        bouncedRecipients: [{ emailAddress: MARKERS.email }],
+      },
+    }),
+  );
+
+beforeAll(async () => {
+  sim = await startProviderSimulator();
+  h = await createHarness(sim, clock);
+  store = new DynamoEvidenceStore(localDynamo().doc, h.table);
+});
+afterAll(async () => {
+  await sim.stop();
+});
+beforeEach(() => {
+  sim.reset();
+  clock.set(Date.now());
+  metrics = new RecordingMetrics();
+  recorder = new EvidenceRecorder({
+    ledger: h.ledger,
+    store,
+    suppressions: h.suppressions,
+    purposes: new PurposeRegistry(),
+    clock,
+    metrics,
+  });
+});
+
+describe('evidence that arrives before the row is unknown', () => {
+  it('an SES Delivery recorded while dispatching, then a crash: the row settles accepted the moment it becomes unknown', async () => {
+    // Prepare: the worker crashes after the provider took the email; SES reports it meanwhile
+    const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+    const body = JSON.stringify(resetIntent({ eventId: 'early-crash' }, clock.now()));
+    await expect(
+      h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
+    ).rejects.toThrow('crashed at after_provider');
+    const sent = sim.requests().find((r) => r.outcome === 'accepted')!;
+    const dispatching = (await h.ledger.findByEvent('early-crash'))[0]!;
+    const early = await recorder.record(
+      evidenceOf(sesEvent(dispatching.idempotencyKey, 'Delivery', 'ses-e1')),
+    );
+    clock.advance(61_000);
+    // Act: the message comes back; the expired lease makes the row unknown
+    const redelivery = await h.dispatcher({ transports, evidence: recorder }).handle(body, envelope());
+    // Assess
+    expect(dispatching.state).toBe('dispatching');
+    expect(early).toMatchObject({ kind: 'kept', state: 'dispatching' });
+    expect(redelivery.channels[0]).toMatchObject({
+      state: 'accepted',
+      action: 'settled_by_recorded_evidence',
+    });
+    const row = (await h.ledger.get(dispatching.pk))!;
+    expect(row.history.map((e) => e.s)).toEqual(['dispatching', 'unknown', 'accepted']);
+    expect(row).toMatchObject({ providerMessageId: 'ses-e1', evidenceIds: ['ses:ses-e1:Delivery'] });
+    expect(row.delivery).toMatchObject({ status: 'delivered' });
+    // Nothing was sent twice.
+    expect(sim.requests().filter((r) => r.outcome === 'accepted')).toEqual([sent]);
+  });
+
+  it('recorded during dispatching, then an ambiguous answer: the dispatcher settles the row instead of leaving it unknown', async () => {
+    // Prepare: the provider accepts, the answer is lost; SES's Send event is recorded in between
+    const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
+    const body = JSON.stringify(resetIntent({ eventId: 'early-ambiguous' }, clock.now()));
+    let kept: unknown;
+    const probe = async (edge: string, ctx: { dedupeKey: string }) => {
+      if (edge !== 'after_provider') return;
+      const row = (await h.ledger.get(ctx.dedupeKey))!;
+      kept = await recorder.record(evidenceOf(sesEvent(row.idempotencyKey, 'Send', 'ses-e2')));
+    };
+    // Act
+    const out = await h.dispatcher({ transports, probe, evidence: recorder }).handle(body, envelope());
+    // Assess
+    expect(kept).toMatchObject({ kind: 'kept', state: 'dispatching' });
+    expect(out.channels[0]).toMatchObject({ state: 'accepted', action: 'settled_by_recorded_evidence' });
+    const row = (await h.ledger.get(out.channels[0]!.dedupeKey))!;
+    expect(row.history.map((e) => e.s)).toEqual(['dispatching', 'unknown', 'accepted']);
+    expect(row.history.at(-1)).toMatchObject({ by: 'evidence:ses', why: 'ses:Send' });
+  });
+
+  it('the reconciler applies recorded evidence before it would quarantine', async () => {
+    // Prepare: crash while dispatching, a Bounce is recorded, then nobody redelivers for hours
+    const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+    const body = JSON.stringify(resetIntent({ eventId: 'early-reconcile' }, clock.now()));
+    await expect(
+      h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
+    ).rejects.toThrow();
+    const dispatching = (await h.ledger.findByEvent('early-reconcile'))[0]!;
+    await recorder.record(permanentBounce(dispatching.idempotencyKey, 'ses-e3'));
+    clock.advance(3 * 3600_000);
+    const reconciler = new Reconciler({
+      ledger: h.ledger,
+      transports,
+      purposes: new PurposeRegistry(),
+      clock,
+      runId: 'test',
+      evidence: recorder,
+    });
+    // Act
+    const outcome = await reconciler.resolveRow(dispatching);
+    // Assess
+    expect(outcome).toMatchObject({ action: 'resolved_by_evidence', state: 'rejected' });
+    const row = (await h.ledger.get(dispatching.pk))!;
+    expect(row.history.map((e) => e.s)).toEqual(['dispatching', 'unknown', 'rejected']);
+    expect(row.history.some((e) => e.s === 'quarantined')).toBe(false);
+  });
+});
+
+/** Sends the health report's email (accepted by the simulator) and returns the email row. */
+const acceptedHealthReport = async (eventId: string) => {
+  const transports = restTransports(sim);
+  // Each test its own recipient: a bounce in one suppresses that recipient for the rest of the file.
+  const recipient = { ref: `patient-${eventId}`, email: MARKERS.email, phone: MARKERS.phone };
+  const body = JSON.stringify(healthReportIntent({ eventId, recipient, attachments: [pdfAttachment()] }));
+  const first = await h.dispatcher({ transports }).handle(body, envelope());
+  expect(first).toMatchObject({ disposition: 'done', channels: [{ channel: 'email', state: 'accepted' }] });
+  const email = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+  return { email, body, transports };
+};
+
+const smsSent = () => sim.requests().filter((r) => r.channel === 'sms' && r.outcome === 'accepted');
+
+describe('post-acceptance evidence', () => {
+  it('a permanent bounce after accepted: recorded on the row, suppresses the recipient, and the fallback sends exactly one SMS', async () => {
+    // Prepare
+    const { email, body, transports } = await acceptedHealthReport('bounce-hard');
+    // Act
+    const result = await recorder.record(permanentBounce(email.idempotencyKey, email.providerMessageId!));
+    // The sweep (or any redelivery of the intent) dispatches whichever channel the pointer names, twice.
+    const next = await h.dispatcher({ transports }).handle(body, envelope());
+    const again = await h.dispatcher({ transports }).handle(body, envelope());
+    // Assess
+    expect(result).toMatchObject({
+      kind: 'fact_recorded',
+      state: 'accepted',
+      fallbackAdvanced: true,
+      suppressed: true,
+    });
+    const row = (await h.ledger.get(email.pk))!;
+    expect(row.state).toBe('accepted');
+    expect(row.version).toBe(email.version);
+    expect(row.delivery).toMatchObject({
+      status: 'bounced_permanent',
+      why: 'ses:Bounce:Permanent/General',
+      h: [{ f: 'bounced_permanent', by: 'evidence:ses', id: `ses:${email.providerMessageId}:Bounce` }],
+    });
+    expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toMatchObject({
+      suppressed: true,
+    });
+    const [entry] = (await h.suppressions.list(row.tenant)).filter(
+      (e) => e.recipientRef === row.recipientRef,
+    );
+    expect(entry).toMatchObject({
+      channel: 'email',
+      source: `ses:${email.providerMessageId}:Bounce`,
+      by: 'evidence:ses',
+    });
+    expect(next.channels.at(-1)).toMatchObject({ channel: 'sms', state: 'accepted', action: 'sent' });
+    expect(again.channels.at(-1)).toMatchObject({ channel: 'sms', action: 'already_final' });
+    expect(smsSent()).toHaveLength(1);
+    expect(JSON.stringify(row)).not.toContain(MARKERS.email);
+    expect(metrics.counts).toContainEqual({
+      name: 'DeliveryFacts',
+      value: 1,
+      dimensions: { fact: 'bounced_permanent', channel: 'email', purpose: 'health-report' },
+    });
+  });
+
+  it('a transient bounce is recorded and does nothing else: no suppression, no fallback, no SMS', async () => {
+    // Prepare
+    const { email, body, transports } = await acceptedHealthReport('bounce-soft');
+    const soft = evidenceOf(
+      sesEvent(email.idempotencyKey, 'Bounce', email.providerMessageId!, {
+        bounce: { bounceType: 'Transient', bounceSubType: 'MailboxFull' },
+      }),
+    );
+    // Act
+    const result = await recorder.record(soft);
+    const next = await h.dispatcher({ transports }).handle(body, envelope());
+    // Assess
+    expect(result).toMatchObject({ kind: 'fact_recorded', fallbackAdvanced: false, suppressed: false });
+    expect((await h.ledger.get(email.pk))?.delivery?.status).toBe('bounced_transient');
+    expect(await h.suppressions.isSuppressed(email.tenant, email.recipientRef, 'email')).toEqual({
+      suppressed: false,
+    });
+    expect(next.channels).toEqual([expect.objectContaining({ channel: 'email', action: 'already_final' })]);
+    expect(smsSent()).toHaveLength(0);
+  });
+
+  it('the same events delivered twice and out of order change the row once each; a late delay never hides the delivery', async () => {
+    // Prepare
+    const { email } = await acceptedHealthReport('out-of-order');
+    const id = email.providerMessageId!;
+    const t0 = clock.now();
+    const delivery = evidenceOf(
+      sesEvent(email.idempotencyKey, 'Delivery', id, {
+        delivery: { timestamp: new Date(t0 + 5_000).toISOString() },
+      }),
+    );
+    const delay = evidenceOf(
+      sesEvent(email.idempotencyKey, 'DeliveryDelay', id, {
+        deliveryDelay: { timestamp: new Date(t0 + 1_000).toISOString() },
+      }),
+    );
+    // Act: the delivery first, the earlier delay after it, then both again
+    const results = [];
+    for (const e of [delivery, delay, delivery, delay]) results.push(await recorder.record(e));
+    // Assess
+    expect(results.map((r) => r.kind)).toEqual(['fact_recorded', 'fact_recorded', 'duplicate', 'duplicate']);
+    const row = (await h.ledger.get(email.pk))!;
+    expect(row.delivery?.status).toBe('delivered');
+    expect(row.delivery?.h.map((e) => e.f)).toEqual(['delivered', 'delayed']);
+    expect(row.evidenceIds).toEqual([`ses:${id}:Delivery`, `ses:${id}:DeliveryDelay`]);
+    expect(row.version).toBe(email.version);
+    const kept = await store.eventsFor(email.idempotencyKey);
+    expect(kept.events.map((e) => e.f)).toEqual(['delivered', 'delayed']);
+  });
+
+  it('an SMS TTL expiry on the accepted text is definitive; TEXT_UNKNOWN is not', async () => {
+    // Prepare: an SMS-first flow (email fallback) whose SMS was accepted
+    const transports = restTransports(sim);
+    const body = JSON.stringify(
+      healthReportIntent({
+        eventId: 'sms-ttl',
+        recipient: { ref: 'patient-sms-ttl', email: MARKERS.email, phone: MARKERS.phone },
+        channels: ['sms', 'email'],
+        attachments: [pdfAttachment()],
+      }),
+    );
+    const first = await h.dispatcher({ transports }).handle(body, envelope());
+    const sms = (await h.ledger.get(first.channels[0]!.dedupeKey)) as DeliveryRecord;
+    const smsEvent = (status: string) =>
+      evidenceOf({
+        Records: [
+          {
+            Sns: {
+              Message: JSON.stringify({
+                eventType: `TEXT_${status}`,
+                messageStatus: status,
+                isFinal: true,
+                messageId: sms.providerMessageId,
+                destinationPhoneNumber: MARKERS.phone,
+                context: { 'sendproof-key': sms.idempotencyKey },
+              }),
+            },
+          },
+        ],
+      });
+    // Act
+    const unknown = await recorder.record(smsEvent('UNKNOWN'));
+    const expired = await recorder.record(smsEvent('TTL_EXPIRED'));
+    // Assess
+    expect(unknown).toMatchObject({ kind: 'fact_recorded', fallbackAdvanced: false });
+    expect(expired).toMatchObject({ kind: 'fact_recorded', fallbackAdvanced: true, suppressed: false });
+    expect((await h.ledger.get(sms.pk))?.delivery?.status).toBe('ttl_expired');
+  });
+
+  it('a purpose with fallbackOn: [] records the bounce but never moves the flow', async () => {
+    // Prepare
+    const { email } = await acceptedHealthReport('fallback-off');
+    const strict = new EvidenceRecorder({
+      ledger: h.ledger,
+      store,
+      purposes: PurposeRegistry.withOverrides([
+        { ...new PurposeRegistry().get('health-report'), fallbackOn: [] },
+      ]),
+      clock,
+    });
+    // Act
+    const result = await strict.record(permanentBounce(email.idempotencyKey, email.providerMessageId!));
+    // Assess
+    expect(result).toMatchObject({ kind: 'fact_recorded', fallbackAdvanced: false });
+    expect((await h.ledger.getFlow(email.logicalKey))?.activeIndex).toBe(0);
+  });
+});
