@@ -40,7 +40,7 @@ describe('fault-load run (small, in the suite)', () => {
     });
     // Assess
     const f = report.figures;
-    expect(report.violations).toEqual([]);
+    expect(report.violations, report.violations.join('\n')).toEqual([]);
     expect(f.intents).toBe(300);
     expect(f.published).toBe(300 + f.duplicatePublishes - f.lastReceive.planned);
     expect(f.duplicatePublishes).toBeGreaterThan(0);
