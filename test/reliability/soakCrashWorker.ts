@@ -48,6 +48,10 @@ const dispatcher = new Dispatcher({
   },
 });
 
+// A stopped dispatch holds no handle, so with every dispatch stopped the event loop could empty and the
+// process exit by itself (code 0) before the parent's SIGKILL lands: it must only ever die killed.
+setInterval(() => undefined, 3_600_000);
+
 for (const [i, crash] of input.crashes.entries())
   void dispatcher
     .handle(crash.body, { messageId: `soak-last-receive-${i}`, receiveCount: config.maxReceiveCount })
