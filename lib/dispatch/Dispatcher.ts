@@ -268,7 +268,14 @@ export class Dispatcher {
     // A fallback may need its next channel long after this message is gone (a bounce hours later), and
     // a last receive has no next receive: either way the ledger takes the intent now, before any claim.
     const sealReason = valid.delivery === 'fallback' ? 'fallback' : lastReceive ? 'last_receive' : undefined;
-    if (sealReason) await this.park(job, sealReason, this.deps.clock.now() + this.deps.leaseMs);
+    if (sealReason) {
+      await this.park(job, sealReason, this.deps.clock.now() + this.deps.leaseMs);
+      const first = valid.intent.channels[0]!;
+      await this.deps.probe?.('after_seal', {
+        dedupeKey: deriveDedupeKey(identityOf(valid.intent, valid.policy, first)).readable,
+        channel: first,
+      });
+    }
 
     // The fallback pointer rules every intent of a logical notification that has one, whatever the
     // intent's own delivery mode says: at most one channel active.

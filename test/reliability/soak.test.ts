@@ -10,7 +10,7 @@ import { freePort } from '../../lib/local/ports.js';
 import { createLedgerTable, localDynamo } from '../support/dynamo.js';
 import { MARKERS } from '../support/fixtures.js';
 import { scanForSecrets } from './secretScan.js';
-import { FAULT_MIX, PDF_MARKER, planSoak } from './soakPlan.js';
+import { LAST_RECEIVE_EDGES, PDF_MARKER, planSoak, SOAK_FAULT_KINDS } from './soakPlan.js';
 import { runSoak } from './soakRun.js';
 
 /**
@@ -18,8 +18,11 @@ import { runSoak } from './soakRun.js';
  * every fault kind occurs. Real servers: the whole local stack (DynamoDB Local, fauxqs, the provider
  * simulator for both channels, the functions worker) plus one more dispatcher process.
  */
+/** Beyond the dispatcher's 10 s inline budget, so parked; `npm run soak` uses 45 s (> 5 × the 8 s visibility). */
+const LONG_RETRY_AFTER_S = 12;
+
 describe('fault-load run (small, in the suite)', () => {
-  it('300 intents under faults, duplicates and two dispatcher processes: none lost, no key accepted twice, archive = ledger, no secret anywhere', async () => {
+  it('300 intents under faults, duplicates, last-receive crashes, long Retry-After and two dispatcher processes: none lost, none stranded, no key accepted twice, archive = ledger, no secret anywhere', async () => {
     // Prepare
     const lines: string[] = [];
     // Act
@@ -29,19 +32,35 @@ describe('fault-load run (small, in the suite)', () => {
       duplicateRate: 0.05,
       seed: 7,
       extraWorkers: 1,
+      lastReceiveRate: 0.02,
+      longRetryRate: 0.02,
+      longRetryAfterSeconds: LONG_RETRY_AFTER_S,
       timeoutSeconds: 100,
       progress: (line) => lines.push(line),
     });
     // Assess
     const f = report.figures;
-    expect(report.violations).toEqual([]);
+    expect(report.violations, report.violations.join('\n')).toEqual([]);
     expect(f.intents).toBe(300);
-    expect(f.published).toBe(300 + f.duplicatePublishes);
+    expect(f.published).toBe(300 + f.duplicatePublishes - f.lastReceive.planned);
     expect(f.duplicatePublishes).toBeGreaterThan(0);
-    for (const kind of FAULT_MIX) expect(f.faultsInjected[kind], kind).toBeGreaterThan(0);
+    for (const kind of SOAK_FAULT_KINDS) expect(f.faultsInjected[kind], kind).toBeGreaterThan(0);
     expect(f.faultsInjected).toEqual(f.faultsPlanned);
     expect(f.duplicatesFound).toBe(0);
     expect(f.lost).toBe(0);
+    expect(f.stranded).toBe(0);
+    expect(f.stalled).toBe(0);
+    // Last-receive crashes at every edge, each killed mid-dispatch and finished by the sweep alone.
+    expect(f.lastReceive.planned).toBe(6);
+    expect(f.lastReceive).toMatchObject({ killed: 6, recovered: 6 });
+    for (const edge of LAST_RECEIVE_EDGES) expect(f.lastReceive.byEdge[edge], edge).toBe(2);
+    expect(f.deadLetters).toBe(f.lastReceive.killed);
+    for (const x of report.faulted.filter((y) => y.fault === 'last_receive:after_dispatching'))
+      expect(x.path).toBe('claimed → dispatching → unknown → dispatching → accepted');
+    // Long Retry-After faults: parked (not slept inline), sent once after the Retry-After.
+    expect(f.longRetryAfter).toEqual({ seconds: LONG_RETRY_AFTER_S, planned: 6, honoured: 6 });
+    for (const x of report.faulted.filter((y) => y.fault === 'status_429_long'))
+      expect(x.path).toBe('claimed → dispatching → retry_wait → dispatching → accepted');
     expect(f.secretsFound).toBe(0);
     expect(f.archiveTransitions).toBe(f.ledgerTransitions);
     expect(f.providerAcceptances).toBeGreaterThanOrEqual(f.intents - f.faultsInjected.reject);
@@ -68,6 +87,9 @@ describe('soak plan', () => {
       faultRate: 0.05,
       duplicateRate: 0.02,
       seed: 11,
+      lastReceiveRate: 0.02,
+      longRetryRate: 0.01,
+      longRetryAfterSeconds: 45,
       workDir: dir,
       now: 1_796_000_000_000,
     };
@@ -82,7 +104,20 @@ describe('soak plan', () => {
     expect(new Set(a.intents.map((p) => p.kind))).toEqual(
       new Set(['reset_email', 'receipt', 'health_report_fallback', 'reset_both_channels']),
     );
-    expect(a.publishOrder).toHaveLength(400 + a.duplicates);
+    expect(b.lastReceive).toEqual(a.lastReceive);
+    expect(c.lastReceive).not.toEqual(a.lastReceive);
+    // Last-receive intents are never published (their message dies with the killed dispatcher)…
+    expect(a.lastReceive).toHaveLength(8);
+    const unpublished = new Set(a.lastReceive.map((l) => l.index));
+    expect(a.publishOrder.filter((i) => unpublished.has(i))).toEqual([]);
+    expect(a.publishOrder).toHaveLength(400 + a.duplicates - 8);
+    // …and a long 429 never shares an intent with another fault or a last-receive crash.
+    const long = a.faults.filter((f) => f.kind === 'status_429_long');
+    expect(long).toHaveLength(4);
+    for (const f of long) expect(f.spec).toMatchObject({ fault: 'status_429', retryAfterSeconds: 45 });
+    const faultedIntents = a.faults.map((f) => f.index);
+    expect(new Set(faultedIntents).size).toBe(faultedIntents.length);
+    for (const i of faultedIntents) expect(unpublished.has(i)).toBe(false);
     for (const f of a.faults)
       expect(f.spec.match?.idempotencyKey).toBe(a.intents[f.index]!.keys[f.channel]!.hash);
   });

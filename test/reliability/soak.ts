@@ -1,9 +1,11 @@
 /**
  * npm run soak -- [--intents 10000] [--fault-rate 0.05] [--duplicate-rate 0.02] [--seed 42]
- *                 [--extra-workers 1] [--timeout 1800] [--json report.json]
+ *                 [--extra-workers 1] [--last-receive-rate 0.01] [--long-retry-rate 0.005]
+ *                 [--long-retry-after 45] [--timeout 1800] [--json report.json]
  *
  * The fault-load run on loopback servers only (see soakRun.ts). Prints progress, then the figures;
- * exits 1 on any violation (a lost intent, a second acceptance, an archive gap, a secret found).
+ * exits 1 on any violation (a lost intent, a second acceptance, a stranded row, an archive gap, a secret
+ * found).
  */
 import { writeFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
@@ -25,6 +27,24 @@ const program = new Command('soak')
   .option('--duplicate-rate <r>', 'share of intents published twice', number(0, 1), 0.02)
   .option('--seed <n>', 'seed for the intent mix, duplicates and faults', number(0, 2 ** 31), 42)
   .option('--extra-workers <n>', 'dispatcher processes besides the functions worker', number(0, 4), 1)
+  .option(
+    '--last-receive-rate <r>',
+    'share of intents handed on their last receive to a dispatcher that is SIGKILLed mid-dispatch',
+    number(0, 0.5),
+    0.01,
+  )
+  .option(
+    '--long-retry-rate <r>',
+    'share of intents whose first request meets a long 429',
+    number(0, 0.5),
+    0.005,
+  )
+  .option(
+    '--long-retry-after <s>',
+    "that 429's Retry-After in seconds (default 45: more than five of the local 8 s visibility timeouts)",
+    number(11, 3_600),
+    45,
+  )
   .option('--timeout <s>', 'bound on the run after start-up, in seconds', number(10, 86_400), 1_800)
   .option('--json <file>', 'also write the report as JSON')
   .parse();
@@ -35,6 +55,9 @@ const opts = program.opts<{
   duplicateRate: number;
   seed: number;
   extraWorkers: number;
+  lastReceiveRate: number;
+  longRetryRate: number;
+  longRetryAfter: number;
   timeout: number;
   json?: string;
 }>();
@@ -54,6 +77,9 @@ const print = (report: SoakReport) => {
     `  provider requests     ${f.providerRequests} (${f.providerAcceptances} acceptances, ${f.providerAnswersLost} answers lost, ${f.providerReplays} replays under the same key)`,
     `  duplicates found      ${f.duplicatesFound}`,
     `  lost                  ${f.lost}`,
+    `  stranded              ${f.stranded} (non-terminal rows with no seal and no live lease; ${f.stalled} stalled, ${f.sealsLeft} seals left)`,
+    `  last-receive crashes  ${f.lastReceive.killed} of ${f.lastReceive.planned} killed (${kinds(f.lastReceive.byEdge)}), ${f.lastReceive.recovered} finished by the sweep`,
+    `  long Retry-After      ${f.longRetryAfter.honoured} of ${f.longRetryAfter.planned} 429s with Retry-After ${f.longRetryAfter.seconds} s honoured, then sent once`,
     `  unknown/quarantined   ${f.unknown}/${f.quarantined}`,
     `  rows by state         ${kinds(f.rowsByState)}`,
     `  recovered unknowns    ${f.unknownRecovered.byReplay} by replay under the same key, ${f.unknownRecovered.byLookup} by provider lookup, ${f.unknownRecovered.other} otherwise; ${f.retried} rows retried after retry_wait`,
@@ -79,6 +105,9 @@ const report = await runSoak({
   duplicateRate: opts.duplicateRate,
   seed: opts.seed,
   extraWorkers: opts.extraWorkers,
+  lastReceiveRate: opts.lastReceiveRate,
+  longRetryRate: opts.longRetryRate,
+  longRetryAfterSeconds: opts.longRetryAfter,
   timeoutSeconds: opts.timeout,
   progress: (line) => process.stdout.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { DispatchEdge } from '../../lib/dispatch/Dispatcher.js';
 import type { IntentInput } from '../../lib/domain/intent.js';
 import { parseIntent } from '../../lib/domain/intent.js';
 import { deriveDedupeKey, identityOf } from '../../lib/domain/keys.js';
@@ -26,8 +27,22 @@ export interface PlannedIntent {
   channels: Channel[];
 }
 
+/**
+ * The simulator's fault kinds, plus `status_429_long`: a 429 whose Retry-After is longer than the
+ * dispatcher's inline budget (and, with the default 45 s, than five of the local visibility timeouts).
+ */
+export type SoakFaultKind = FaultKind | 'status_429_long';
+
+/** The edges a last-receive crash stops at. */
+export const LAST_RECEIVE_EDGES = [
+  'after_seal',
+  'after_claim',
+  'after_dispatching',
+] as const satisfies readonly DispatchEdge[];
+export type LastReceiveEdge = (typeof LAST_RECEIVE_EDGES)[number];
+
 export interface PlannedFault {
-  kind: FaultKind;
+  kind: SoakFaultKind;
   /** The intent and channel whose first provider request meets the fault. */
   index: number;
   channel: Channel;
@@ -40,6 +55,11 @@ export interface SoakPlan {
   publishOrder: number[];
   duplicates: number;
   faults: PlannedFault[];
+  /**
+   * Intents never published: each is handed on its last receive to a dispatcher process that is
+   * SIGKILLed at the edge (test/reliability/soakCrashWorker.ts); only the ledger's sweep can finish it.
+   */
+  lastReceive: Array<{ index: number; edge: LastReceiveEdge }>;
   /** Values that must never be found at rest, in a log, a metric or the archive. */
   markers: string[];
 }
@@ -51,6 +71,12 @@ export interface SoakPlanOptions {
   /** Share of intents published a second time (default 0.02). */
   duplicateRate: number;
   seed: number;
+  /** Share of intents delivered on their last receive to a dispatcher that is killed (default 0). */
+  lastReceiveRate?: number;
+  /** Share of intents whose first request meets a 429 with a long Retry-After (default 0). */
+  longRetryRate?: number;
+  /** That Retry-After, in seconds (default 45). */
+  longRetryAfterSeconds?: number;
   /** Folder for the report PDF the health reports attach by file:// reference. */
   workDir: string;
   now: number;
@@ -64,6 +90,8 @@ export const FAULT_MIX: readonly FaultKind[] = [
   'reject',
   'delay',
 ];
+
+export const SOAK_FAULT_KINDS: readonly SoakFaultKind[] = [...FAULT_MIX, 'status_429_long'];
 
 /** mulberry32: a small seeded PRNG, so a seed replays the same plan. */
 export const seededRandom = (seed: number): (() => number) => {
@@ -158,11 +186,55 @@ export const planSoak = (options: SoakPlanOptions): SoakPlan => {
     publishOrder.splice(Math.min(at, publishOrder.length), 0, planned.index);
     duplicates += 1;
   }
+
+  // Long Retry-After faults and last-receive crashes, drawn with their own generator so a seed keeps
+  // the rest of its plan. Each picks intents with no other fault that are published once; a long
+  // Retry-After goes to the first half of the stream, so its wait overlaps the rest of the run.
+  const extra = seededRandom(options.seed ^ 0x5eed1a57);
+  const faulted = new Set(faults.map((f) => f.index));
+  const published = new Map<number, number>();
+  for (const i of publishOrder) published.set(i, (published.get(i) ?? 0) + 1);
+  const free = (i: number) => !faulted.has(i) && published.get(i) === 1;
+  const pick = (eligible: number[], count: number): number[] => {
+    const pool = [...eligible];
+    const chosen: number[] = [];
+    while (chosen.length < count && pool.length > 0)
+      chosen.push(pool.splice(Math.floor(extra() * pool.length), 1)[0]!);
+    return chosen.sort((a, b) => a - b);
+  };
+  const longCount = Math.round(options.intents * (options.longRetryRate ?? 0));
+  const firstHalf = publishOrder.slice(0, Math.ceil(publishOrder.length / 2)).filter(free);
+  for (const index of pick([...new Set(firstHalf)], longCount)) {
+    const planned = intents[index]!;
+    const channel = planned.channels[0]!;
+    faults.push({
+      kind: 'status_429_long',
+      index,
+      channel,
+      spec: {
+        match: { idempotencyKey: planned.keys[channel]!.hash },
+        fault: 'status_429',
+        times: 1,
+        retryAfterSeconds: options.longRetryAfterSeconds ?? 45,
+      },
+    });
+    faulted.add(index);
+  }
+  const lastCount = Math.round(options.intents * (options.lastReceiveRate ?? 0));
+  const single = intents
+    .filter((p) => (p.kind === 'reset_email' || p.kind === 'receipt') && free(p.index))
+    .map((p) => p.index);
+  const lastReceive = pick(single, lastCount).map((index, n) => ({
+    index,
+    edge: LAST_RECEIVE_EDGES[n % LAST_RECEIVE_EDGES.length]!,
+  }));
+  const unpublished = new Set(lastReceive.map((l) => l.index));
   return {
     intents,
-    publishOrder,
+    publishOrder: publishOrder.filter((i) => !unpublished.has(i)),
     duplicates,
     faults,
+    lastReceive,
     markers: [MARKERS.token, MARKERS.email, MARKERS.phone, PDF_MARKER],
   };
 };

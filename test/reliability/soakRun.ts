@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { exportBundle, verifyBundle } from '../../lib/archive/bundle.js';
 import { DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
@@ -19,10 +19,19 @@ import type { DeliveryRecord } from '../../lib/ledger/port.js';
 import { type RunningLocalStack, startLocalStack } from '../../lib/local/LocalStack.js';
 import { publishIntents } from '../../lib/publish/publishIntents.js';
 import { Reconciler } from '../../lib/reconcile/Reconciler.js';
-import type { ActiveFault, FaultKind } from '../../lib/simulator/faults.js';
+import type { ActiveFault } from '../../lib/simulator/faults.js';
 import { createTransports } from '../../lib/transports/index.js';
 import { type SecretScanResult, scanForSecrets } from './secretScan.js';
-import { FAULT_MIX, type PlannedIntent, planSoak } from './soakPlan.js';
+import type { SoakCrashMessage } from './soakCrashWorker.js';
+import {
+  LAST_RECEIVE_EDGES,
+  type LastReceiveEdge,
+  type PlannedIntent,
+  planSoak,
+  SOAK_FAULT_KINDS,
+  type SoakFaultKind,
+  type SoakPlan,
+} from './soakPlan.js';
 
 /**
  * The fault-load run. One local stack on loopback (DynamoDB Local, fauxqs, the provider simulator for
@@ -37,6 +46,11 @@ export interface SoakOptions {
   duplicateRate: number;
   seed: number;
   extraWorkers: number;
+  /** Share of intents handed on their last receive to a dispatcher that is SIGKILLed (default 0). */
+  lastReceiveRate?: number;
+  /** Share of intents whose first request meets a 429 with `longRetryAfterSeconds` (default 0). */
+  longRetryRate?: number;
+  longRetryAfterSeconds?: number;
   /** The whole run (after start-up) must finish within this; a timeout is a violation, not a hang. */
   timeoutSeconds: number;
   stateDir?: string;
@@ -58,8 +72,8 @@ export interface SoakReport {
     published: number;
     duplicatePublishes: number;
     channelsExpected: number;
-    faultsPlanned: Record<FaultKind, number>;
-    faultsInjected: Record<FaultKind, number>;
+    faultsPlanned: Record<SoakFaultKind, number>;
+    faultsInjected: Record<SoakFaultKind, number>;
     providerRequests: number;
     providerAcceptances: number;
     providerReplays: number;
@@ -70,6 +84,24 @@ export interface SoakReport {
     /** Intents missing a row for an expected channel, or with a row not terminal and not explicitly waiting. Must be 0. */
     lost: number;
     rowsByState: Record<string, number>;
+    /**
+     * Non-terminal rows with no seal and no live lease at the end: nothing in the ledger would ever
+     * revisit them. Must be 0.
+     */
+    stranded: number;
+    /** Rows the sweep moved to `stalled` (it could not resume them). Must be 0. */
+    stalled: number;
+    /** Sealed notifications still in the ledger at the end (an accepted fallback keeps its seal for bounces). */
+    sealsLeft: number;
+    /** Intents handed on their last receive to a dispatcher killed at the edge; the sweep must finish them. */
+    lastReceive: {
+      planned: number;
+      killed: number;
+      recovered: number;
+      byEdge: Record<LastReceiveEdge, number>;
+    };
+    /** 429s with a Retry-After beyond the inline budget: sent once, and never before the Retry-After. */
+    longRetryAfter: { seconds: number; planned: number; honoured: number };
     unknown: number;
     quarantined: number;
     /** Rows that went through `unknown` and how they left it: a replay under the same key, a provider lookup. */
@@ -92,14 +124,19 @@ export interface SoakReport {
   };
   waiting: WaitingRow[];
   /** Every faulted row's journey: which fault, then the states it went through. */
-  faulted: Array<{ fault: FaultKind; dedupeKey: string; path: string }>;
+  faulted: Array<{
+    fault: SoakFaultKind | `last_receive:${LastReceiveEdge}`;
+    dedupeKey: string;
+    path: string;
+  }>;
   violations: string[];
 }
 
 const SOAK_WORKER = fileURLToPath(new URL('./soakWorker.ts', import.meta.url));
+const SOAK_CRASH_WORKER = fileURLToPath(new URL('./soakCrashWorker.ts', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const emptyByKind = (): Record<FaultKind, number> =>
-  Object.fromEntries(FAULT_MIX.map((k) => [k, 0])) as Record<FaultKind, number>;
+const emptyByKind = (): Record<SoakFaultKind, number> =>
+  Object.fromEntries(SOAK_FAULT_KINDS.map((k) => [k, 0])) as Record<SoakFaultKind, number>;
 /** Rows a run may end in: final, or explicitly waiting for evidence or a human. */
 const WAITING: readonly DeliveryState[] = ['unknown', 'quarantined'];
 const settled = (state: DeliveryState) => isTerminal(state) || WAITING.includes(state);
@@ -163,6 +200,88 @@ const stopChild = async (child: ChildProcess) => {
   clearTimeout(timer);
 };
 
+/**
+ * The last-receive crashes: one dispatcher process takes every planned intent on its last receive, each
+ * dispatch stops at its edge, then the process is SIGKILLed. The messages then go where SQS's redrive
+ * puts a message whose receives are spent: the DLQ. Returns how many dispatches were stopped and killed.
+ */
+const crashLastReceives = async (
+  stack: RunningLocalStack,
+  plan: SoakPlan,
+  violations: string[],
+): Promise<number> => {
+  if (plan.lastReceive.length === 0) return 0;
+  const crashes = plan.lastReceive.map(({ index, edge }) => {
+    const planned = plan.intents[index]!;
+    return {
+      body: JSON.stringify(planned.intent),
+      dedupeKey: planned.keys[planned.channels[0]!]!.pk,
+      edge,
+    };
+  });
+  const fd = openSync(stack.state.functionsLog, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', SOAK_CRASH_WORKER, JSON.stringify({ crashes })], {
+    env: { ...process.env, ...stack.env },
+    stdio: ['ignore', fd, fd, 'ipc'],
+  });
+  closeSync(fd);
+  const stopped = new Set<string>();
+  const exited = new Promise<NodeJS.Signals | number | null>((r) =>
+    child.once('exit', (code, signal) => r(signal ?? code)),
+  );
+  const allStopped = new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), 120_000);
+    child.on('message', (message: SoakCrashMessage | { finished: string }) => {
+      if ('finished' in message)
+        violations.push(`last-receive dispatch ran past its edge: ${message.finished}`);
+      else stopped.add(message.stopped);
+      if (stopped.size === crashes.length) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      resolve(stopped.size === crashes.length);
+    });
+  });
+  if (!(await allStopped))
+    violations.push(
+      `last-receive crashes: ${stopped.size} of ${crashes.length} dispatches reached their edge`,
+    );
+  child.kill('SIGKILL');
+  const how = await exited;
+  if (how !== 'SIGKILL')
+    violations.push(`the last-receive dispatcher ended with ${String(how)}, not SIGKILL`);
+  const sqs = sqsClient({ region: stack.state.region, endpoint: stack.state.sqs });
+  for (const crash of crashes)
+    await sqs.send(new SendMessageCommand({ QueueUrl: stack.state.dlqUrl, MessageBody: crash.body }));
+  return how === 'SIGKILL' ? stopped.size : 0;
+};
+
+/** Seal items (`seal#…`) left in the ledger. */
+const sealKeys = async (stack: RunningLocalStack): Promise<Set<string>> => {
+  const doc = dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb });
+  const keys = new Set<string>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(
+      new ScanCommand({
+        TableName: stack.state.ledgerTable,
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+        FilterExpression: '#kind = :seal',
+        ExpressionAttributeNames: { '#kind': 'kind' },
+        ExpressionAttributeValues: { ':seal': 'seal' },
+        ProjectionExpression: 'logicalKey',
+      }),
+    );
+    for (const item of page.Items ?? []) keys.add(String(item.logicalKey));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return keys;
+};
+
 export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
   const progress = options.progress ?? (() => undefined);
   const violations: string[] = [];
@@ -184,18 +303,23 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       faultRate: options.faultRate,
       duplicateRate: options.duplicateRate,
       seed: options.seed,
+      lastReceiveRate: options.lastReceiveRate ?? 0,
+      longRetryRate: options.longRetryRate ?? 0,
+      longRetryAfterSeconds: options.longRetryAfterSeconds ?? 45,
       workDir: stateDir,
       now: Date.now(),
     });
-    const faults: Array<{ kind: FaultKind; active: ActiveFault }> = plan.faults.map((f) => ({
+    const faults: Array<{ kind: SoakFaultKind; active: ActiveFault }> = plan.faults.map((f) => ({
       kind: f.kind,
       active: stack.simulator.addFault(f.spec),
     }));
     const faultsPlanned = emptyByKind();
     for (const f of plan.faults) faultsPlanned[f.kind] += 1;
     progress(
-      `plan: ${plan.intents.length} intents, ${plan.duplicates} duplicate publishes, ${plan.faults.length} faults (seed ${options.seed})`,
+      `plan: ${plan.intents.length} intents, ${plan.duplicates} duplicate publishes, ${plan.faults.length} faults, ${plan.lastReceive.length} last-receive crashes (seed ${options.seed})`,
     );
+    // The last-receive crashes run while the rest is published and consumed.
+    const crashed = crashLastReceives(stack, plan, violations);
 
     // Act: publish everything (batches of 10, validated), while the workers already consume.
     const sqs = sqsClient({ region: state.region, endpoint: state.sqs });
@@ -211,6 +335,11 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     });
     const refused = published.filter((p) => !p.ok);
     if (refused.length) violations.push(`${refused.length} intents were refused at publish`);
+    const killed = await crashed;
+    progress(`last-receive crashes: ${killed} dispatches killed at their edge`);
+    const expectedRows = plan.intents.flatMap((p) =>
+      (p.delivery === 'all' ? p.channels : [p.channels[0]!]).map((c) => p.keys[c]!.pk),
+    );
 
     // Wait: queue empty and every row settled, twice in a row (a parked message may still be invisible).
     let quietPolls = 0;
@@ -228,10 +357,13 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       }
       rows = await scanLedger(stack);
       const open = rows.filter((r) => !settled(r.state)).length;
+      // A notification sealed on its last receive may have no row yet: only the sweep will create it.
+      const present = new Set(rows.map((r) => r.pk));
+      const missing = expectedRows.filter((pk) => !present.has(pk)).length;
       progress(
-        `t+${Math.round((Date.now() - started) / 1000)}s queue empty, ${rows.length} rows, ${open} not settled`,
+        `t+${Math.round((Date.now() - started) / 1000)}s queue empty, ${rows.length} rows, ${open} not settled, ${missing} not yet claimed`,
       );
-      quietPolls = open === 0 ? quietPolls + 1 : 0;
+      quietPolls = open === 0 && missing === 0 ? quietPolls + 1 : 0;
       if (quietPolls >= 2) break;
     }
     const settledSeconds = (Date.now() - started) / 1000;
@@ -406,6 +538,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     for (const hit of scan.hits.slice(0, 20)) violations.push(`secret: ${hit.marker} found in ${hit.where}`);
 
     const deadLetters = await queueDepth(sqs, state.dlqUrl);
+    // Only the last-receive crashes' messages belong there (moved by the redrive, not by Sendproof).
+    if (deadLetters !== killed) violations.push(`${deadLetters} dead letters, expected ${killed}`);
     const faultsInjected = emptyByKind();
     for (const f of faults) if (f.active.remaining === 0) faultsInjected[f.kind] += 1;
     const rowsByState: Record<string, number> = {};
@@ -420,6 +554,61 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       else unknownRecovered.other += 1;
     }
     const retried = rows.filter((r) => r.history.some((h) => h.s === 'retry_wait')).length;
+
+    // Check 6: nothing stranded — every non-terminal row has a seal or a live lease, i.e. an owner.
+    const seals = await sealKeys(stack);
+    const endedAt = Date.now();
+    const strandedRows = rows.filter(
+      (r) =>
+        !isTerminal(r.state) &&
+        !seals.has(r.logicalKey) &&
+        !((r.state === 'claimed' || r.state === 'dispatching') && (r.leaseUntil ?? 0) > endedAt),
+    );
+    for (const r of strandedRows.slice(0, 20))
+      violations.push(`stranded: ${r.pk} is ${r.state} with no seal and no live lease`);
+    const stalledRows = rows.filter((r) => r.state === 'stalled');
+    for (const r of stalledRows.slice(0, 20))
+      violations.push(`stalled: ${r.pk} (${r.history.at(-1)?.why ?? ''})`);
+
+    // Check 7: every last-receive crash was finished by the sweep, exactly once.
+    const byEdge = Object.fromEntries(LAST_RECEIVE_EDGES.map((e) => [e, 0])) as Record<
+      LastReceiveEdge,
+      number
+    >;
+    let recovered = 0;
+    for (const { index, edge } of plan.lastReceive) {
+      byEdge[edge] += 1;
+      const planned = plan.intents[index]!;
+      const key = planned.keys[planned.channels[0]!]!;
+      const row = byPk.get(key.pk);
+      if (row?.state === 'accepted' && acceptances.get(key.hash) === 1) recovered += 1;
+      else
+        violations.push(
+          `last receive (${edge}) not finished: ${key.pk} is ${row?.state ?? 'missing'}, ${acceptances.get(key.hash) ?? 0} acceptances`,
+        );
+    }
+
+    // Check 8: a long Retry-After was honoured: nothing sent before it, then exactly one acceptance.
+    let honoured = 0;
+    const longFaults = plan.faults.filter((f) => f.kind === 'status_429_long');
+    for (const f of longFaults) {
+      const key = plan.intents[f.index]!.keys[f.channel]!;
+      const mine = requests.filter((r) => r.idempotencyKey === key.hash);
+      const throttledAt = mine.find((r) => r.outcome === 'throttled')?.at;
+      const acceptedAt = mine.find((r) => r.outcome === 'accepted')?.at;
+      const waitedMs =
+        throttledAt && acceptedAt ? Date.parse(acceptedAt) - Date.parse(throttledAt) : Number.NaN;
+      if (
+        byPk.get(key.pk)?.state === 'accepted' &&
+        acceptances.get(key.hash) === 1 &&
+        waitedMs >= (f.spec.retryAfterSeconds ?? 0) * 1000
+      )
+        honoured += 1;
+      else
+        violations.push(
+          `long Retry-After not honoured: ${key.pk} is ${byPk.get(key.pk)?.state}, waited ${waitedMs} ms, requests ${mine.map((r) => r.outcome).join(',')}`,
+        );
+    }
     const durationSeconds = (Date.now() - started) / 1000;
     const { progress: _p, ...rest } = options;
     return {
@@ -438,6 +627,15 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         duplicatesFound: duplicated.length,
         lost,
         rowsByState,
+        stranded: strandedRows.length,
+        stalled: stalledRows.length,
+        sealsLeft: seals.size,
+        lastReceive: { planned: plan.lastReceive.length, killed, recovered, byEdge },
+        longRetryAfter: {
+          seconds: options.longRetryAfterSeconds ?? 45,
+          planned: longFaults.length,
+          honoured,
+        },
         unknown: waiting.filter((w) => w.state === 'unknown').length,
         quarantined: waiting.filter((w) => w.state === 'quarantined').length,
         unknownRecovered,
@@ -456,7 +654,14 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         intentsPerSecond: Math.round((plan.intents.length / durationSeconds) * 10) / 10,
       },
       waiting,
-      faulted: plan.faults.map((f) => {
+      faulted: [
+        ...plan.faults.map((f) => ({ kind: f.kind, index: f.index, channel: f.channel })),
+        ...plan.lastReceive.map((l) => ({
+          kind: `last_receive:${l.edge}` as const,
+          index: l.index,
+          channel: plan.intents[l.index]!.channels[0]!,
+        })),
+      ].map((f) => {
         const pk = plan.intents[f.index]!.keys[f.channel]!.pk;
         const row = byPk.get(pk);
         return {

@@ -6,13 +6,18 @@
  * (The matrix runs an esbuild bundle of this file: same code, a third of tsx's start-up CPU, which
  * matters for 22 processes on 2 cores.)
  *
- * - With `crash`: handles the one intent and, when the dispatch reaches the named edge on the named
- *   channel, kills its own process with SIGKILL — no finally blocks, no flushes, exactly as a Lambda
- *   environment that runs out of memory or is torn down. Reaching the end instead exits 3.
+ * - With `crash`: handles the one intent (delivered up to `rounds` times, default once) and, when the
+ *   dispatch reaches the named edge on the named channel for the `occurrence`-th time, kills its own
+ *   process with SIGKILL — no finally blocks, no flushes, exactly as a Lambda environment that runs
+ *   out of memory or is torn down. Reaching the end instead exits 3. `receiveCount` is the first
+ *   delivery's ApproximateReceiveCount: with the queue's maxReceiveCount it is the last receive.
  * - Without `crash`: replays every intent, each one delivered up to `rounds` times (as SQS would
  *   redeliver a message reported as a batch item failure), and prints one JSON line with the outcome
  *   of every round of every intent, including whether an SMS row existed while the email row was
  *   unknown. Import only its types: importing the module runs it.
+ * - In both modes a `retry_later` outcome is honoured as the SQS handler's visibility change would:
+ *   the next delivery comes `visibleAfterMs` later, and one due later than `maxWaitMs` is not waited
+ *   for (the round stops; that message would come back long after this process).
  *
  * Real components only: DynamoDB Local (the test's tables), the committed templates, the REST transport
  * over HTTP to the provider simulator, attachments from disk, the system clock (real leases).
@@ -41,13 +46,30 @@ export interface CrashWorkerInput {
   templatesDir: string;
   /** Queue bodies (JSON intents). */
   bodies: string[];
-  crash?: { edge: DispatchEdge; channel: 'email' | 'sms' };
-  /** Deliveries per intent in replay mode (stops early once the disposition is `done`). */
+  crash?: { edge: DispatchEdge; channel: 'email' | 'sms'; occurrence?: number };
+  /** Deliveries per intent (stops early once the disposition is `done`). Default: 3 replaying, 1 crashing. */
   rounds?: number;
+  /** The first delivery's receive count (crash mode). Default 1. */
+  receiveCount?: number;
+  /** The queue's maxReceiveCount, as the dispatch function gets it. */
+  maxReceiveCount?: number;
+  /** The dispatcher's inline retry budget (a longer Retry-After is parked). */
+  inlineRetryBudgetMs?: number;
+  /** The longest `visibleAfterMs` waited for between two deliveries. Default 3000. */
+  maxWaitMs?: number;
+  /**
+   * Start up, then wait for one line on stdin before the first delivery: the test starts the process
+   * early and says "go" the moment the redelivery is due, so start-up time on a busy machine does not
+   * decide whether the redelivery comes before or after a Retry-After.
+   */
+  waitForGo?: boolean;
 }
 
 export interface RoundReport {
   disposition: IntentOutcome['disposition'];
+  visibleAfterMs?: number;
+  /** When this delivery was handled (epoch ms). */
+  at: number;
   channels: Array<{ channel: string; state: string; action: string }>;
   /** Fallback only: an SMS row existed after this round while the email row was unknown. */
   smsWhileEmailUnknown?: boolean;
@@ -64,6 +86,8 @@ const doc = dynamoDocumentClient({ region: 'us-east-1', endpoint: input.endpoint
 const ledger = new DynamoLedger(doc, input.table);
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const crash = input.crash;
+let reached = 0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dispatcher = new Dispatcher({
   ledger,
@@ -82,10 +106,14 @@ const dispatcher = new Dispatcher({
   leaseMs: input.leaseMs,
   logger: silent,
   random: () => 0.5,
+  ...(input.maxReceiveCount !== undefined ? { maxReceiveCount: input.maxReceiveCount } : {}),
+  ...(input.inlineRetryBudgetMs !== undefined ? { inlineRetryBudgetMs: input.inlineRetryBudgetMs } : {}),
   ...(crash
     ? {
         probe: (edge: DispatchEdge, context: { channel: string }) => {
-          if (edge === crash.edge && context.channel === crash.channel) process.kill(process.pid, 'SIGKILL');
+          if (edge !== crash.edge || context.channel !== crash.channel) return;
+          reached += 1;
+          if (reached >= (crash.occurrence ?? 1)) process.kill(process.pid, 'SIGKILL');
         },
       }
     : {}),
@@ -100,8 +128,46 @@ const smsWhileEmailUnknown = async (outcome: IntentOutcome): Promise<boolean | u
   return (await ledger.get(smsKey, true)) !== undefined;
 };
 
+/**
+ * Delivers one body up to `rounds` times, as the queue would: the next delivery after a `retry_later`
+ * comes when the outcome says it is due (the SQS handler moves the message's visibility there).
+ */
+const deliver = async (
+  body: string,
+  index: number,
+  rounds: number,
+  firstReceive: number,
+  report: RoundReport[] = [],
+) => {
+  for (let round = 0; round < rounds; round += 1) {
+    const at = Date.now();
+    const outcome = await dispatcher.handle(body, {
+      messageId: `${crash ? 'crash' : 'replay'}-${input.workerId}-${index}`,
+      receiveCount: firstReceive + round,
+    });
+    const check = crash ? undefined : await smsWhileEmailUnknown(outcome);
+    report.push({
+      disposition: outcome.disposition,
+      at,
+      ...(outcome.visibleAfterMs !== undefined ? { visibleAfterMs: outcome.visibleAfterMs } : {}),
+      channels: outcome.channels.map((c) => ({ channel: c.channel, state: c.state, action: c.action })),
+      ...(check !== undefined ? { smsWhileEmailUnknown: check } : {}),
+    });
+    if (outcome.disposition === 'done') break;
+    const wait = outcome.visibleAfterMs ?? 0;
+    if (wait > (input.maxWaitMs ?? 3_000)) break;
+    await sleep(wait);
+  }
+  return report;
+};
+
+if (input.waitForGo)
+  await new Promise<void>((go) => {
+    process.stdin.once('data', () => go());
+  });
+
 if (crash) {
-  await dispatcher.handle(input.bodies[0]!, { messageId: `crash-${input.workerId}` });
+  await deliver(input.bodies[0]!, 0, input.rounds ?? 1, input.receiveCount ?? 1);
   // The edge was never reached: the parent sees exit code 3 instead of SIGKILL and fails the case.
   process.exit(3);
 }
@@ -110,19 +176,7 @@ const reports = await Promise.all(
   input.bodies.map(async (body, index): Promise<ReplayReport> => {
     const rounds: RoundReport[] = [];
     try {
-      for (let round = 0; round < (input.rounds ?? 3); round += 1) {
-        const outcome = await dispatcher.handle(body, {
-          messageId: `replay-${index}`,
-          receiveCount: round + 2,
-        });
-        const check = await smsWhileEmailUnknown(outcome);
-        rounds.push({
-          disposition: outcome.disposition,
-          channels: outcome.channels.map((c) => ({ channel: c.channel, state: c.state, action: c.action })),
-          ...(check !== undefined ? { smsWhileEmailUnknown: check } : {}),
-        });
-        if (outcome.disposition === 'done') break;
-      }
+      await deliver(body, index, input.rounds ?? 3, 2, rounds);
       return { index, rounds };
     } catch (error) {
       return {
