@@ -439,10 +439,14 @@ export class Dispatcher {
       }
       case 'claim': {
         const next = await this.claimPhase(run, step.verdict);
-        await probe(
-          'after_claim',
-          'done' in next ? next.done.state : 'row' in next ? next.row.state : undefined,
-        );
+        const state = 'done' in next ? next.done.state : 'row' in next ? next.row.state : undefined;
+        await probe('after_claim', state);
+        // A claim written as `dispatching` is also the dispatching write, and one written in a gate's
+        // state is also the gate's write: the same crash edges as on a resumed row.
+        if (step.verdict.kind === 'dispatch' && 'next' in next && next.next === 'send')
+          await probe('after_dispatching', state);
+        if (step.verdict.kind === 'refuse' && 'done' in next && next.done.state === step.verdict.state)
+          await probe('after_gate', state);
         return next;
       }
       case 'gates': {

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { invalidBodyId } from '../../lib/dispatch/sideRows.js';
 import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
 import { ManualClock, systemClock } from '../../lib/domain/clock.js';
 import { parseIntent } from '../../lib/domain/intent.js';
@@ -11,7 +11,7 @@ import {
   type RunningProviderSimulator,
   startProviderSimulator,
 } from '../../lib/simulator/ProviderSimulator.js';
-import { createHarness, type Harness } from '../support/dispatchHarness.js';
+import { CONTENT_KEY, createHarness, type Harness } from '../support/dispatchHarness.js';
 import { MARKERS, receiptIntent, resetIntent } from '../support/fixtures.js';
 
 /**
@@ -314,7 +314,8 @@ describe('intent boundary fuzzing through the SQS handler (DynamoDB Local + prov
         const response = await handler({ Records: records } as SQSEvent);
         expect(response.batchItemFailures).toEqual([]);
         for (const b of bad) {
-          const pk = `invalid#${createHash('sha256').update(b.body).digest('hex').slice(0, 32)}`;
+          // Keyed like the dispatcher keys it: an HMAC of the body, never a plain hash.
+          const pk = `invalid#${invalidBodyId(b.body, CONTENT_KEY).slice(0, 32)}`;
           const row = await harness.ledger.get(pk, true);
           expect(row?.state).toBe('invalid');
           const expected = parseIntent(b.body, { purposes, clock: live, allowExpired: true });

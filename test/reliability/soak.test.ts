@@ -56,11 +56,11 @@ describe('fault-load run (small, in the suite)', () => {
     for (const edge of LAST_RECEIVE_EDGES) expect(f.lastReceive.byEdge[edge], edge).toBe(2);
     expect(f.deadLetters).toBe(f.lastReceive.killed);
     for (const x of report.faulted.filter((y) => y.fault === 'last_receive:after_dispatching'))
-      expect(x.path).toBe('claimed → dispatching → unknown → dispatching → accepted');
+      expect(x.path).toBe('dispatching → unknown → dispatching → accepted');
     // Long Retry-After faults: parked (not slept inline), sent once after the Retry-After.
     expect(f.longRetryAfter).toEqual({ seconds: LONG_RETRY_AFTER_S, planned: 6, honoured: 6 });
     for (const x of report.faulted.filter((y) => y.fault === 'status_429_long'))
-      expect(x.path).toBe('claimed → dispatching → retry_wait → dispatching → accepted');
+      expect(x.path).toBe('dispatching → retry_wait → dispatching → accepted');
     expect(f.secretsFound).toBe(0);
     expect(f.archiveTransitions).toBe(f.ledgerTransitions);
     expect(f.providerAcceptances).toBeGreaterThanOrEqual(f.intents - f.faultsInjected.reject);

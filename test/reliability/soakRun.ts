@@ -495,7 +495,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         const out = await audit.query(
           // Counted once each, by the identity the named queries dedupe on: a regrouped stream retry may
           // store a transition twice (two batch keys), which is allowed as long as nothing is missing.
-          "SELECT count(*) AS n, count(DISTINCT dedupe_key || '#' || CAST(version AS VARCHAR) || '#' || CAST(transition_at_ms AS VARCHAR)) AS d FROM transitions",
+          "SELECT count(*) AS n, count(DISTINCT dedupe_key || '#' || CAST(version AS VARCHAR) || '#' || CAST(transition_at_ms AS VARCHAR)) AS d FROM transitions WHERE to_state NOT LIKE 'delivery:%'",
         );
         archiveTransitions = Number(out.rows[0]?.d ?? 0);
         archiveDistinct = Number(out.rows[0]?.n ?? 0);

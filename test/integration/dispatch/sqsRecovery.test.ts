@@ -99,14 +99,19 @@ const consumer = (
 ) => {
   const visibilityErrors: unknown[] = [];
   const recording = {
-    handle: async (body: string, envelope: { messageId: string; receiveCount?: number }) => {
+    prefetch: (bodies: readonly string[]) => dispatcher.prefetch(bodies),
+    handle: async (
+      body: string,
+      envelope: { messageId: string; receiveCount?: number },
+      facts?: Parameters<Dispatcher['handle']>[2],
+    ) => {
       receives.push({
         messageId: envelope.messageId,
         receiveCount: envelope.receiveCount ?? 1,
         at: Date.now(),
         body,
       });
-      const outcome = await dispatcher.handle(body, envelope);
+      const outcome = await dispatcher.handle(body, envelope, facts);
       outcomes.push(outcome);
       return outcome;
     },
@@ -199,13 +204,7 @@ describe('the queue follows the ledger (fauxqs, real redrive policy, real SQS ha
       const gap = Date.parse(requests[1]!.at) - Date.parse(requests[0]!.at);
       expect(gap).toBeGreaterThanOrEqual(t.retryAfterSeconds * 1000);
       const row = (await h.ledger.get(t.key.readable, true))!;
-      expect(row.history.map((e) => e.s)).toEqual([
-        'claimed',
-        'dispatching',
-        'retry_wait',
-        'dispatching',
-        'accepted',
-      ]);
+      expect(row.history.map((e) => e.s)).toEqual(['dispatching', 'retry_wait', 'dispatching', 'accepted']);
       expect(row.providerMessageId).toMatch(/^sim_/);
       // The visibility followed the due time: two receives, not one per visibility timeout.
       const mine = receives.filter((r) => r.body === t.body);
@@ -277,7 +276,7 @@ describe('the queue follows the ledger (fauxqs, real redrive policy, real SQS ha
     expect(receivesA.map((r) => r.receiveCount)).toEqual([1]);
     expect(receivesB.map((r) => r.receiveCount)).toEqual([2]);
     expect(row.state).toBe('unknown');
-    expect(row.history.map((e) => e.s)).toEqual(['claimed', 'dispatching', 'unknown']);
+    expect(row.history.map((e) => e.s)).toEqual(['dispatching', 'unknown']);
     expect(row.history.at(-1)).toMatchObject({
       why: 'dispatching_lease_expired',
       by: 'dispatch:e2e-rotated',
