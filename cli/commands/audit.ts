@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { type AuditResult, DuckDbAudit, hasArchiveObjects } from '../../lib/archive/DuckDbAudit.js';
+// Type-only: DuckDB's native module costs ~0.6 s to load, so only an audit command loads it (see withAudit).
+import type { AuditResult, DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries, type NamedQuery } from '../../lib/archive/namedQueries.js';
 
 /**
@@ -59,6 +60,7 @@ export const formatTable = ({ columns, rows }: AuditResult): string => {
 };
 
 const withAudit = async (options: AuditOptions, run: (audit: DuckDbAudit) => Promise<AuditResult>) => {
+  const { DuckDbAudit, hasArchiveObjects } = await import('../../lib/archive/DuckDbAudit.js');
   const dir = options.archiveDir ? resolve(options.archiveDir) : defaultArchiveDir();
   // "(no rows)" from an empty or wrong folder would read as a clean bill: say there was nothing to read.
   if (!hasArchiveObjects(dir))
