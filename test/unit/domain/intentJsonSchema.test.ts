@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { IntentSchemaV1 } from '../../../lib/domain/intent.js';
 import { INTENT_JSON_SCHEMA_FILE, intentJsonSchema } from '../../../lib/domain/intentJsonSchema.js';
@@ -12,6 +12,8 @@ const committed = JSON.parse(readFileSync(join(PACKAGE_ROOT, INTENT_JSON_SCHEMA_
 
 // An independent JSON Schema validator (what a Python or Go caller would use), not zod.
 const ajv = new Ajv2020({ allErrors: true, strict: false });
+// ajv-formats is CommonJS: its plugin is the module's default export.
+const addFormats = addFormatsModule as unknown as { default: (a: Ajv2020) => void };
 addFormats.default(ajv);
 const validate = ajv.compile(committed);
 
@@ -38,7 +40,7 @@ describe('schema/intent-v1.json', () => {
     for (const [intent, path] of bad) {
       expect(IntentSchemaV1.safeParse(intent).success, JSON.stringify(intent)).toBe(false);
       expect(validate(intent), JSON.stringify(intent)).toBe(false);
-      expect(validate.errors?.map((e) => e.instancePath)).toContain(path);
+      expect(validate.errors?.map((e: { instancePath: string }) => e.instancePath)).toContain(path);
     }
   });
 });
