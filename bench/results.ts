@@ -99,6 +99,21 @@ export interface ColdStartResult {
   note?: string;
 }
 
+export interface CliTimingRow {
+  command: string;
+  ms: number[];
+  medianMs: number;
+  /** Whether the AWS SDK's Node-version warning reached stderr in any run. */
+  sdkWarning: boolean;
+}
+
+export interface CliTimingResult {
+  runs: number;
+  rows: CliTimingRow[];
+  /** One `--help` through tsx from the TypeScript sources, for comparison. */
+  fromSourceHelpMs: number;
+}
+
 export interface TargetResult {
   id: string;
   description: string;
@@ -120,5 +135,6 @@ export interface BenchResults {
   latency?: LatencyResult;
   reconcile?: { rows: ReconcileRow[]; readsEqual: boolean };
   coldStart?: ColdStartResult;
+  cli?: CliTimingResult;
   targets: TargetResult[];
 }

