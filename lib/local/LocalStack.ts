@@ -107,11 +107,15 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const awsLocal = `http://127.0.0.1:${fauxqsPort}`;
 
     progress('starting aws-ses-v2-local (email inbox)…');
+    type StartSes = (c: { host: string; port: number }) => Promise<Server>;
     const sesModule = (await import('aws-ses-v2-local')) as unknown as {
-      default: (c: { host: string; port: number }) => Promise<Server>;
+      default: StartSes | { default: StartSes };
     };
+    // A CommonJS module compiled from ESM: tsx unwraps its `exports.default`, Node's own import (the
+    // compiled CLI) does not.
+    const startSes = typeof sesModule.default === 'function' ? sesModule.default : sesModule.default.default;
     const sesPort = await freePort();
-    const ses = await sesModule.default({ host: '127.0.0.1', port: sesPort });
+    const ses = await startSes({ host: '127.0.0.1', port: sesPort });
     cleanups.push(() => closeServer(ses));
     const sesUrl = `http://127.0.0.1:${sesPort}`;
 
