@@ -105,6 +105,21 @@ export interface ColdStartResult {
   note?: string;
 }
 
+export interface CliTimingRow {
+  command: string;
+  ms: number[];
+  medianMs: number;
+  /** Whether the AWS SDK's Node-version warning reached stderr in any run. */
+  sdkWarning: boolean;
+}
+
+export interface CliTimingResult {
+  runs: number;
+  rows: CliTimingRow[];
+  /** One `--help` through tsx from the TypeScript sources, for comparison. */
+  fromSourceHelpMs: number;
+}
+
 export interface TargetResult {
   id: string;
   description: string;
@@ -129,5 +144,6 @@ export interface BenchResults {
   evidenceReads?: import('./evidenceReads.js').EvidenceReadsRow[];
   coldStart?: ColdStartResult;
   archive?: ArchiveBatchingResult;
+  cli?: CliTimingResult;
   targets: TargetResult[];
 }

@@ -5,6 +5,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { measureArchiveBatching } from './archiveBatching.js';
+import { measureCli, renderCliTable } from './cliTimings.js';
 import { measureColdStart } from './coldStart.js';
 import { measureEvidenceReads } from './evidenceReads.js';
 import { measureReconcileScaling } from './reconcileScaling.js';
@@ -50,6 +51,7 @@ const SIZES = quick
       reconcileSizes: [1_000, 3_000],
       coldStartRuns: 3,
       archive: { notificationsPerSecond: 10, seconds: 15, tenants: 3 },
+      cliRuns: 3,
     }
   : {
       writeUnitCount: 10,
@@ -58,6 +60,7 @@ const SIZES = quick
       reconcileSizes: [1_000, 10_000],
       coldStartRuns: 7,
       archive: { notificationsPerSecond: 10, seconds: 60, tenants: 3 },
+      cliRuns: 7,
     };
 
 const t0 = performance.now();
@@ -129,6 +132,7 @@ const main = async (): Promise<void> => {
     );
     const { ledgerTable } = await createLedgerTables(dynamo.raw, 'evreads');
     results.evidenceReads = await measureEvidenceReads(dynamo.doc, ledgerTable, [100, 10_000], progress);
+    results.cli = await measureCli(dynamo, SIZES.cliRuns, progress);
   } finally {
     progress('stopping DynamoDB Local and the simulator');
     await Promise.allSettled([dynamo?.local.stop(), sim?.stop()]);
@@ -191,6 +195,14 @@ const main = async (): Promise<void> => {
       results.archive ? Number(results.archive.objectsPer100Transitions.toFixed(2)) : undefined,
       { op: '<=', value: 1 },
     ),
+    ...(results.cli?.rows ?? []).map((row) =>
+      target(
+        `cli_${row.command.replace(/^sendproof -*/, '')}`,
+        `${row.command} wall time, median ms`,
+        row.medianMs,
+        { op: '<=', value: 600 },
+      ),
+    ),
   ];
   results.finishedAt = new Date().toISOString();
   results.durationMs = Math.round(performance.now() - t0);
@@ -224,6 +236,7 @@ const main = async (): Promise<void> => {
     progress(`wrote ${relative(process.cwd(), docFile)}`);
   }
   console.log(`\n${renderSummary(results)}\n`);
+  if (results.cli) console.log(`${renderCliTable(results.cli)}\n`);
   for (const t of results.targets)
     console.log(`${t.verdict}  ${t.description}: ${t.measured} (goal ${t.goal.op} ${t.goal.value})`);
   progress(`wrote ${relative(process.cwd(), outFile)} and ${relative(process.cwd(), chartFile)}`);

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -13,6 +15,7 @@ import { ENV } from '../lib/config.js';
 import { type PurposePolicy, PurposeRegistry } from '../lib/domain/purposes.js';
 import { ATTENTION_SHARDS } from '../lib/ledger/attentionIndex.js';
 import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
+import { checkTemplates } from '../lib/templates/check.js';
 import { Alarms, type AlarmThresholds } from './constructs/Alarms.js';
 import { AuditArchive } from './constructs/AuditArchive.js';
 import { Dispatcher } from './constructs/Dispatcher.js';
@@ -106,6 +109,13 @@ export interface NotificationLedgerProps {
   console?:
     | false
     | Pick<OperatorConsoleProps, 'userPool' | 'userPoolDomain' | 'domainPrefix' | 'rateLimitPerSecond'>;
+  /**
+   * Your templates folder (`<id>/<revision>/template.json` + channel files + `manifest.json`, as
+   * `sendproof template` writes it), deployed with the dispatcher. Relative paths resolve against the
+   * working directory of `cdk synth`. Checked at synth like `sendproof template check`. Default: the
+   * templates shipped with Sendproof (its examples).
+   */
+  templatesDir?: string;
 }
 
 const NEEDS_PROVIDER_SECRET = new Set<string>(['resend', 'twilio', 'rest']);
@@ -179,6 +189,7 @@ export class NotificationLedger extends Construct {
       timeout: DISPATCHER_TIMEOUT,
       maxConcurrency: props.concurrency?.dispatcherMaxConcurrency ?? 10,
       logRetention: props.logRetention,
+      templatesDir: props.templatesDir === undefined ? undefined : resolve(props.templatesDir),
     });
     // Parked intents are sealed with this key (AWS Encryption SDK); only the dispatcher opens them.
     this.sealKey = new kms.Key(this, 'SealKey', {
@@ -412,6 +423,14 @@ const validate = (props: NotificationLedgerProps): void => {
     problems.push(
       `leaseSeconds must be at least the dispatcher timeout plus the send timeout (${INTAKE_QUEUE.dispatcherTimeoutSeconds} + ${INTAKE_QUEUE.sendTimeoutSeconds} = ${minimumLease})`,
     );
+  }
+  if (props.templatesDir !== undefined) {
+    // A revision that would be refused at dispatch (unpublished, changed, undeclared variable) fails synth.
+    const dir = resolve(props.templatesDir);
+    if (!existsSync(dir)) problems.push(`templatesDir ${dir} does not exist`);
+    else
+      for (const issue of checkTemplates(dir))
+        problems.push(`templatesDir: ${issue.where}: ${issue.message}`);
   }
   if (problems.length > 0) throw new Error(`NotificationLedger: ${problems.join('; ')}`);
 };

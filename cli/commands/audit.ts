@@ -3,7 +3,8 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { drainFailureQueue } from '../../lib/archive/backfill.js';
 import { exportBundle, verifyBundle } from '../../lib/archive/bundle.js';
-import { type AuditResult, DuckDbAudit, hasArchiveObjects } from '../../lib/archive/DuckDbAudit.js';
+// Type-only: DuckDB's native module costs ~0.6 s to load, so only an audit command loads it (see withAudit).
+import type { AuditResult, DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
 import {
   createDigests,
   ensureLocalDigestKey,
@@ -75,6 +76,7 @@ export const formatTable = ({ columns, rows }: AuditResult): string => {
 };
 
 const withAudit = async (options: AuditOptions, run: (audit: DuckDbAudit) => Promise<AuditResult>) => {
+  const { DuckDbAudit, hasArchiveObjects } = await import('../../lib/archive/DuckDbAudit.js');
   const dir = options.archiveDir ? resolve(options.archiveDir) : defaultArchiveDir();
   // "(no rows)" from an empty or wrong folder would read as a clean bill: say there was nothing to read.
   if (!hasArchiveObjects(dir))

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { DuckDbAudit, hasArchiveObjects } from '../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries } from '../../lib/archive/namedQueries.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 import { describeRow, findRows } from './status.js';
@@ -47,6 +46,8 @@ export const register = (program: Command): void => {
     const archiveDir = options.archiveDir ?? target.archiveDir;
     let archived: Array<Record<string, unknown>> = [];
     if (archiveDir) {
+      // Loaded here, not at the top: DuckDB's native module costs ~0.6 s, which every other command skips.
+      const { DuckDbAudit, hasArchiveObjects } = await import('../../lib/archive/DuckDbAudit.js');
       const query = loadNamedQueries().find((q) => q.name === 'explain-notification');
       if (!query) throw new Error('named query explain-notification is missing from queries/');
       if (!hasArchiveObjects(archiveDir))

@@ -51,6 +51,8 @@ export const register = (program: Command): void => {
       {
         // The deployment's purposes, so keys and validation follow the policy in force.
         purposes: purposesFor(targetConfig(target)),
+        // And its templates (SENDPROOF_TEMPLATES_DIR, else the repository's): refuse what will not render.
+        templates: targetConfig(target).templatesDir,
         onProgress: (done, total) => total > 10 && process.stderr.write(`published ${done}/${total}\r`),
       },
     );

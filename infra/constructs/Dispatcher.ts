@@ -16,6 +16,8 @@ export interface DispatcherProps {
   /** Upper bound on concurrent dispatcher invocations the SQS poller may start (2..1000). */
   maxConcurrency: number;
   logRetention?: logs.RetentionDays;
+  /** An absolute path to the deployment's own templates folder; default: the repository's `templates/`. */
+  templatesDir?: string;
 }
 
 /** SQS batch size: ten intents per invocation, failures reported per record. */
@@ -36,7 +38,9 @@ export class Dispatcher extends Construct {
       timeout: props.timeout,
       logRetention: props.logRetention,
       // Templates are files (manifest-pinned revisions), not code: ship them beside the bundle.
-      copyIntoBundle: [TEMPLATES_FOLDER],
+      copyIntoBundle: [
+        props.templatesDir ? { source: props.templatesDir, target: TEMPLATES_FOLDER } : TEMPLATES_FOLDER,
+      ],
     });
     this.function.setEnv(ENV.templatesDir, bundledPath(TEMPLATES_FOLDER));
     this.function.fn.addEventSource(

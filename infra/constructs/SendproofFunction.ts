@@ -3,7 +3,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -14,6 +14,7 @@ import { LEDGER_TABLE } from '../../lib/ledger/tableDefinition.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { fromRepoRoot } from './paths.js';
+import { type BundleFolder, bundleFolder, folderPath, PREBUNDLED, prebundledFunction } from './prebundled.js';
 
 export type TableAccess = 'read' | 'readwrite';
 
@@ -36,10 +37,10 @@ export interface SendproofFunctionProps {
   /** Hard cap on concurrent executions; absent: the account pool. */
   reservedConcurrency?: number;
   /**
-   * Repository folders copied next to the bundle (e.g. `templates`), found at run time under
-   * `LAMBDA_TASK_ROOT` (see `bundledPath`).
+   * Folders copied next to the bundle (e.g. `templates`, repository-relative, or `{ source, target }` with
+   * an absolute source), found at run time under `LAMBDA_TASK_ROOT` (see `bundledPath`).
    */
-  copyIntoBundle?: string[];
+  copyIntoBundle?: Array<string | BundleFolder>;
 }
 
 /** Where Lambda unpacks the bundle; a folder copied with `copyIntoBundle` lives below it. */
@@ -55,7 +56,8 @@ export const bundledPath = (folder: string): string => `${LAMBDA_TASK_ROOT}/${fo
  * resource in the same call, so configuration and permissions cannot drift apart.
  */
 export class SendproofFunction extends Construct {
-  readonly fn: NodejsFunction;
+  /** A NodejsFunction from the repository's sources; a plain Function on the pre-built bundle in the package. */
+  readonly fn: lambda.Function;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
 
@@ -72,7 +74,8 @@ export class SendproofFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    this.fn = new NodejsFunction(this, 'Function', {
+    const folders = (props.copyIntoBundle ?? []).map(bundleFolder);
+    const functionProps: NodejsFunctionProps = {
       entry: fromRepoRoot(props.entry),
       handler: 'handler',
       description: props.description,
@@ -106,20 +109,23 @@ export class SendproofFunction extends Construct {
         bundleAwsSDK: true,
         // Never Docker: esbuild is a local devDependency, so synth works offline.
         forceDockerBundling: false,
-        ...(props.copyIntoBundle?.length
+        ...(folders.length
           ? {
               commandHooks: {
                 beforeBundling: () => [],
                 beforeInstall: () => [],
-                afterBundling: (inputDir: string, outputDir: string) =>
-                  (props.copyIntoBundle ?? []).map(
-                    (folder) => `cp -R "${inputDir}/${folder}" "${outputDir}/${folder}"`,
-                  ),
+                afterBundling: (_inputDir: string, outputDir: string) =>
+                  folders.map((folder) => `cp -R "${folderPath(folder)}" "${outputDir}/${folder.target}"`),
               },
             }
           : {}),
       },
-    });
+    };
+    // The installed package deploys the bundles it ships (built with these same esbuild options by
+    // scripts/build.mjs), so a consumer's synth needs neither esbuild nor Docker.
+    this.fn = PREBUNDLED
+      ? prebundledFunction(this, 'Function', functionProps, props.entry, folders)
+      : new NodejsFunction(this, 'Function', functionProps);
 
     acknowledge(
       this.role,

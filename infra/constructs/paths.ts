@@ -1,7 +1,4 @@
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fromPackageRoot } from '../../lib/packageRoot.js';
 
-/** The repository root, found from this file so synth works from any working directory. */
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-export const fromRepoRoot = (relative: string): string => resolve(REPO_ROOT, relative);
+/** The repository root (or the installed package's root), so synth works from any working directory. */
+export const fromRepoRoot = (relative: string): string => fromPackageRoot(relative);

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fromPackageRoot } from '../packageRoot.js';
 
 /**
  * The named audit queries. `queries/*.sql` is the one source of truth: Athena's CfnNamedQuery resources
@@ -29,7 +29,7 @@ export interface NamedQuery {
   sql: string;
 }
 
-export const QUERIES_DIR = fileURLToPath(new URL('../../queries/', import.meta.url));
+export const QUERIES_DIR = `${fromPackageRoot('queries')}/`;
 
 /**
  * How every named query begins: the one read of `transitions`, pinned to one tenant (equality, as

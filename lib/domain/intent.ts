@@ -59,7 +59,9 @@ export const IntentSchemaV1 = z.strictObject({
     .array(ChannelSchema)
     .min(1)
     .max(2)
-    .refine((c) => new Set(c).size === c.length, 'must not repeat a channel'),
+    .refine((c) => new Set(c).size === c.length, 'must not repeat a channel')
+    // The refinement has no JSON Schema form of its own; this says the same to schema/intent-v1.json.
+    .meta({ uniqueItems: true }),
   delivery: z.enum(['all', 'fallback']).optional(),
   template: z.strictObject({
     id: IdentifierSchema,

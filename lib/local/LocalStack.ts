@@ -10,6 +10,7 @@ import { dynamoClient, s3Client, sqsClient } from '../aws/clients.js';
 import { ENV } from '../config.js';
 import { ledgerCreateTableInput, suppressionCreateTableInput } from '../ledger/tableDefinition.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../observability.js';
+import { fromPackageRoot } from '../packageRoot.js';
 import { INTAKE_QUEUE, LOCAL_TIMING } from '../queueDefinition.js';
 import { type RunningProviderSimulator, startProviderSimulator } from '../simulator/ProviderSimulator.js';
 import { generateSigningKeys } from '../simulator/webhookSigners.js';
@@ -63,7 +64,14 @@ export interface RunningLocalStack {
   stop(): Promise<void>;
 }
 
-export const WORKER_ENTRY = fileURLToPath(new URL('./functionsWorker.ts', import.meta.url));
+/**
+ * The functions worker: compiled JavaScript when this code runs from the build (dist/, including the CLI
+ * bundle), TypeScript through tsx when it runs from the repository's sources.
+ */
+const COMPILED = !import.meta.url.endsWith('.ts');
+export const WORKER_ENTRY = COMPILED
+  ? fromPackageRoot('dist', 'lib', 'local', 'functionsWorker.js')
+  : fileURLToPath(new URL('./functionsWorker.ts', import.meta.url));
 export const DEFAULT_STATE_DIR = '.local';
 export const stateFilePath = (stateDir = DEFAULT_STATE_DIR) => resolve(stateDir, 'state.json');
 
@@ -104,11 +112,15 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const awsLocal = `http://127.0.0.1:${fauxqsPort}`;
 
     progress('starting aws-ses-v2-local (email inbox)…');
+    type StartSes = (c: { host: string; port: number }) => Promise<Server>;
     const sesModule = (await import('aws-ses-v2-local')) as unknown as {
-      default: (c: { host: string; port: number }) => Promise<Server>;
+      default: StartSes | { default: StartSes };
     };
+    // A CommonJS module compiled from ESM: tsx unwraps its `exports.default`, Node's own import (the
+    // compiled CLI) does not.
+    const startSes = typeof sesModule.default === 'function' ? sesModule.default : sesModule.default.default;
     const sesPort = await freePort();
-    const ses = await sesModule.default({ host: '127.0.0.1', port: sesPort });
+    const ses = await startSes({ host: '127.0.0.1', port: sesPort });
     cleanups.push(() => closeServer(ses));
     const sesUrl = `http://127.0.0.1:${sesPort}`;
 
@@ -188,7 +200,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     progress('starting the functions worker (dispatcher, archiver, reconciler)…');
     const functionsLog = join(logDir, 'functions.log');
     const logFd = openSync(functionsLog, 'a');
-    const worker = spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
+    const worker = spawn(process.execPath, COMPILED ? [WORKER_ENTRY] : ['--import', 'tsx', WORKER_ENTRY], {
       env: { ...process.env, ...env },
       stdio: ['ignore', logFd, logFd, 'ipc'],
     });

@@ -4,6 +4,8 @@ import type { FieldIssue } from '../domain/errors.js';
 import { parseIntent } from '../domain/intent.js';
 import { deriveDedupeKey, identityOf } from '../domain/keys.js';
 import { PurposeRegistry } from '../domain/purposes.js';
+import { FileTemplateStore } from '../templates/FileTemplateStore.js';
+import { checkIntentTemplate } from '../templates/intentCheck.js';
 
 export type PublishResult =
   | { index: number; ok: true; messageId: string; dedupeKeys: string[] }
@@ -13,6 +15,13 @@ export type PublishResult =
 export interface PublishOptions {
   purposes?: PurposeRegistry;
   clock?: Clock;
+  /**
+   * The templates the dispatcher renders from, to refuse an intent they cannot render before it is queued:
+   * a folder path (your `templatesDir`), a FileTemplateStore, or `false` to skip the check. Default: the
+   * templates shipped with Sendproof, which the construct deploys when you do not pass `templatesDir`.
+   * The dispatcher checks again on arrival, so skipping only moves the refusal to an `invalid` row.
+   */
+  templates?: string | FileTemplateStore | false;
   /** Called after each batch of up to 10 with the number published so far. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -20,7 +29,8 @@ export interface PublishOptions {
 const SQS_BATCH = 10;
 
 /**
- * Validates each intent with the same schema the dispatcher uses, then sends the valid ones to the intake
+ * Validates each intent with the same schema the dispatcher uses and against the template revision it
+ * names (same files, same renderer), then sends the valid ones to the intake
  * queue in batches of 10. Every intent gets its own result: a validation error naming the field, a
  * queue-side failure, or the message id and the dedupe keys its channels will be claimed under.
  * An intent that is already expired is refused here (the dispatcher would record it as expired).
@@ -33,6 +43,12 @@ export const publishIntents = async (
 ): Promise<PublishResult[]> => {
   const purposes = options.purposes ?? new PurposeRegistry();
   const clock = options.clock ?? systemClock;
+  const templates =
+    options.templates === false
+      ? undefined
+      : options.templates instanceof FileTemplateStore
+        ? options.templates
+        : new FileTemplateStore(options.templates);
   const results: PublishResult[] = new Array(intents.length);
   const ready: Array<{ index: number; body: string; dedupeKeys: string[] }> = [];
   intents.forEach((raw, index) => {
@@ -42,6 +58,11 @@ export const publishIntents = async (
       return;
     }
     const { intent, policy } = parsed.value;
+    const templateIssues = templates ? checkIntentTemplate(templates, intent) : [];
+    if (templateIssues.length > 0) {
+      results[index] = { index, ok: false, stage: 'validation', issues: templateIssues };
+      return;
+    }
     ready.push({
       index,
       body: JSON.stringify(intent),

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { canonicalText, type RenderedContent } from '../domain/content.js';
+import { fromPackageRoot } from '../packageRoot.js';
 import {
   CHANNEL_FILES,
   DEFINITION_FILE,
@@ -21,7 +22,7 @@ import { countSmsSegments, DEFAULT_MAX_SMS_SEGMENTS } from './smsSegments.js';
 import { renderStrict } from './strictRender.js';
 
 /** `<repo>/templates`, found from this module's location so it works from any working directory. */
-export const DEFAULT_TEMPLATES_DIR = fileURLToPath(new URL('../../templates/', import.meta.url));
+export const DEFAULT_TEMPLATES_DIR = `${fromPackageRoot('templates')}/`;
 
 export interface FileTemplateStoreOptions {
   /** Reject an SMS rendering longer than this many segments (default 3). */

@@ -67,4 +67,33 @@ describe('publishIntents', () => {
     const results = await publishIntents(sqs, `${endpoint}/000000000000/no-such-queue`, [receiptIntent()]);
     expect(results).toEqual([expect.objectContaining({ index: 0, ok: false, stage: 'queue' })]);
   });
+
+  it('refuses at publish an intent its template revision cannot render, naming the missing variable', async () => {
+    // Prepare: a receipt without `total`, which templates/receipt/v4 (the dispatcher's copy) declares
+    const sqs = sqsClient({ region: 'us-east-1', endpoint });
+    const queue = await sqs.send(new CreateQueueCommand({ QueueName: 'publish-template-check' }));
+    const { total: _total, ...data } = receiptIntent().data as Record<string, unknown>;
+    // Act
+    const results = await publishIntents(sqs, queue.QueueUrl!, [receiptIntent({ data }), receiptIntent()]);
+    // Assess: the first never reaches the queue; the second does
+    expect(results[0]).toEqual({
+      index: 0,
+      ok: false,
+      stage: 'validation',
+      issues: [{ field: 'data.total', message: 'is a variable of template receipt/v4 and is missing' }],
+    });
+    expect(results[1]).toMatchObject({ ok: true });
+    const attributes = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queue.QueueUrl!,
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    expect(Number(attributes.Attributes?.ApproximateNumberOfMessages)).toBe(1);
+    // `templates: false` leaves the check to the dispatcher (an `invalid` row on arrival)
+    const unchecked = await publishIntents(sqs, queue.QueueUrl!, [receiptIntent({ data })], {
+      templates: false,
+    });
+    expect(unchecked[0]).toMatchObject({ ok: true });
+  });
 });
