@@ -784,7 +784,6 @@ describe('crash matrix: the last receive (maxReceiveCount from the queue definit
       expect(row?.state).toBe('accepted');
       expect(acceptances(c.target.hash)).toBe(1);
       expect(stored(c.target.hash)).toBe(1);
-      const whys = row!.history.map((h) => h.why);
       if (c.edge === 'after_claim' || c.edge === 'after_dispatching') {
         const marked = row!.history.find((h) => h.s === 'unknown');
         expect(marked).toMatchObject({ why: 'dispatching_lease_expired' });
