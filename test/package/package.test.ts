@@ -150,11 +150,12 @@ describe('the packed package, installed by other teams', () => {
     const resources = Object.entries(template.Resources as Record<string, CfnResource>);
     const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions).toHaveLength(4);
+    // dispatch, reconcile, evidence, webhook, archive, archive maintenance, console
+    expect(functions).toHaveLength(7);
     for (const [, fn] of functions)
       expect(fn.Properties).toMatchObject({
         Handler: 'index.handler',
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
       });
     // Its own props: the alarm topic it passed (none created), its purpose, its concurrency.
