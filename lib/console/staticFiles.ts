@@ -1,10 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fromPackageRoot } from '../packageRoot.js';
 import type { ConsoleResponse } from './http.js';
 
-/** The page's files: one HTML page, one script, one stylesheet. Nothing else is served. */
-export const STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));
+/**
+ * The page's files: one HTML page, one script, one stylesheet. Nothing else is served. Found from the
+ * package root, so the compiled CLI (dist/bin, one bundle) serves them as the sources do.
+ */
+export const STATIC_DIR = fromPackageRoot('lib', 'console', 'static');
 export const STATIC_FILES: Readonly<Record<string, { file: string; type: string }>> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
