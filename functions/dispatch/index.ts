@@ -38,6 +38,8 @@ const handle = createSqsHandler(dispatcher, {
   concurrency: config.recordConcurrency,
   ...(config.queueUrl ? { changeVisibility: visibilityChanger(sqs, config.queueUrl) } : {}),
   onVisibilityError: (error) => logger.warn('visibility change failed', { error: String(error) }),
+  onPrefetchError: (error) =>
+    logger.warn('batch gate-facts read failed; each record reads for itself', { error: String(error) }),
 });
 
 export const handler: SQSHandler = async (event, context) => {

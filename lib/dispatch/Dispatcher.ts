@@ -11,6 +11,7 @@ import { replayWindowOpen } from '../domain/replay.js';
 import { decideExisting, definitivelyFailed, isReplay } from '../domain/resume.js';
 import { type DeliveryState, isTerminal } from '../domain/states.js';
 import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
+import { expireDispatchingLease } from '../ledger/leases.js';
 import type {
   DeliveryRecord,
   GateFacts,
@@ -608,16 +609,7 @@ export class Dispatcher {
   private async settleExpiredDispatching(row: DeliveryRecord): Promise<DeliveryRecord | undefined> {
     const now = this.deps.clock.now();
     if (row.state !== 'dispatching' || (row.leaseUntil ?? 0) > now) return undefined;
-    const result = await this.deps.ledger.transition({
-      pk: row.pk,
-      from: 'dispatching',
-      to: 'unknown',
-      expectedVersion: row.version,
-      by: this.deps.workerId,
-      why: 'dispatching_lease_expired',
-      leaseExpiredBefore: now,
-      now,
-    });
+    const result = await expireDispatchingLease(this.deps.ledger, row, this.deps.workerId, now);
     if (result.kind !== 'ok') return undefined;
     this.deps.metrics?.count(METRIC.unknown);
     return result.record;

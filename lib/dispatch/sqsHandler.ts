@@ -24,6 +24,8 @@ export interface SqsHandlerOptions {
    * minutes must not burn receives). Absent: the queue's own visibility timeout applies.
    */
   changeVisibility?: (receiptHandle: string, seconds: number) => Promise<void>;
+  /** Told when the batch's gate-facts read fails; each record then reads for itself. */
+  onPrefetchError?: (error: unknown) => void;
   /** Told when a visibility change fails; the message then returns after the queue's own timeout. */
   onVisibilityError?: (error: unknown) => void;
 }
@@ -62,7 +64,10 @@ export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOpti
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
     // One read for the batch's suppression entries and fallback flows. If it fails, each record reads
     // for itself (the gates never run on a guess).
-    const facts = await dispatcher.prefetch(event.Records.map((r) => r.body)).catch(() => undefined);
+    const facts = await dispatcher.prefetch(event.Records.map((r) => r.body)).catch((error: unknown) => {
+      options.onPrefetchError?.(error);
+      return undefined;
+    });
     return processPartialResponse(
       event,
       (record: SQSRecord) => recordHandler(record, facts),

@@ -6,6 +6,7 @@ import { IdentifierSchema, type Intent, parseIntent } from '../domain/intent.js'
 import { deriveDedupeKey, identityOf, type MessageIdentity, parseDedupeKey } from '../domain/keys.js';
 import type { PurposeRegistry } from '../domain/purposes.js';
 import { retentionTtl } from '../domain/purposes.js';
+import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import { continueFallback } from './fallback.js';
@@ -289,16 +290,7 @@ export class OperatorDecisions {
         'dispatch_in_progress',
         `row ${row.pk} is being dispatched right now; try later`,
       );
-    const result = await this.deps.ledger.transition({
-      pk: row.pk,
-      from: 'dispatching',
-      to: 'unknown',
-      expectedVersion: row.version,
-      by: `operator:${operator}`,
-      why: 'dispatching_lease_expired',
-      leaseExpiredBefore: now,
-      now,
-    });
+    const result = await expireDispatchingLease(this.deps.ledger, row, `operator:${operator}`, now);
     if (result.kind !== 'ok') throw this.moved(row, result.current);
     return result.record;
   }

@@ -4,6 +4,7 @@ import type { Channel, PurposePolicy, PurposeRegistry } from '../domain/purposes
 import { retentionTtl } from '../domain/purposes.js';
 import { replayWindowOpen } from '../domain/replay.js';
 import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
+import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger, TransitionRequest } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import type { LookupResult, Transport } from '../transports/port.js';
@@ -198,16 +199,7 @@ export class Reconciler {
     const now = this.deps.clock.now();
     if (row.state === 'dispatching') {
       if ((row.leaseUntil ?? 0) > now) return outcome(row, 'not_ambiguous', 'dispatch_lease_live');
-      const marked = await this.deps.ledger.transition({
-        pk: row.pk,
-        from: 'dispatching',
-        to: 'unknown',
-        expectedVersion: row.version,
-        by: this.by,
-        why: 'dispatching_lease_expired',
-        leaseExpiredBefore: now,
-        now,
-      });
+      const marked = await expireDispatchingLease(this.deps.ledger, row, this.by, now);
       if (marked.kind !== 'ok') return this.raced(row, marked.current);
       row = marked.record;
     }

@@ -4,6 +4,7 @@ import type { Channel } from '../domain/purposes.js';
 import { replayWindowOpen } from '../domain/replay.js';
 import { type SweepRowAction, sweepRow } from '../domain/sweep.js';
 import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
+import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger, SealedIntent } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import type { Transport } from '../transports/port.js';
@@ -169,16 +170,7 @@ export class Sweeper {
   /** The one `dispatching → unknown` rule for an expired lease, as the dispatcher applies it. */
   private async markUnknown(row: DeliveryRecord): Promise<boolean> {
     const now = this.deps.clock.now();
-    const result = await this.deps.ledger.transition({
-      pk: row.pk,
-      from: 'dispatching',
-      to: 'unknown',
-      expectedVersion: row.version,
-      by: this.by,
-      why: 'dispatching_lease_expired',
-      leaseExpiredBefore: now,
-      now,
-    });
+    const result = await expireDispatchingLease(this.deps.ledger, row, this.by, now);
     if (result.kind === 'ok') this.deps.metrics?.count(METRIC.unknown);
     return result.kind === 'ok';
   }
