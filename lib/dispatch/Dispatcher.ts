@@ -1,6 +1,7 @@
 import type { AttachmentStore } from '../attachments/AttachmentStore.js';
 import { sha256Hex } from '../attachments/AttachmentStore.js';
 import { nextDelayMs } from '../domain/backoff.js';
+import { cancelCovers, cancelWhy } from '../domain/cancel.js';
 import type { Clock } from '../domain/clock.js';
 import { contentHash } from '../domain/content.js';
 import { SendproofError } from '../domain/errors.js';
@@ -10,11 +11,22 @@ import { type Channel, type PurposeRegistry, retentionTtl } from '../domain/purp
 import { replayWindowOpen } from '../domain/replay.js';
 import { decideExisting, definitivelyFailed, isReplay } from '../domain/resume.js';
 import { type DeliveryState, isTerminal } from '../domain/states.js';
-import type { DeliveryRecord, Ledger, SuppressionList, TransitionRequest } from '../ledger/port.js';
+import type {
+  CancelOrder,
+  DeliveryRecord,
+  Ledger,
+  SuppressionList,
+  TransitionRequest,
+} from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
-import type { OutboundMessage, SendResult, Transport } from '../transports/port.js';
+import {
+  type OutboundMessage,
+  providerCanHold,
+  type SendResult,
+  type Transport,
+} from '../transports/port.js';
 import { buildClaimRecord } from './claimRecord.js';
 import { parseQueueMessage, type ResendOrder } from './queueMessage.js';
 import { recordInvalidBody, recordInvalidChannel, recordMismatch } from './sideRows.js';
@@ -105,7 +117,13 @@ export type ChannelAction =
   /** The row moved under this worker while the provider answered; the answer was applied to it. */
   | 'late_answer_applied'
   /** The fallback's active channel is not settled; the ledger's seal owns the wait. */
-  | 'waiting_for_active_channel';
+  | 'waiting_for_active_channel'
+  /** Claimed as `scheduled`: sealed, and the ledger's sweep dispatches it at sendAt. */
+  | 'scheduled'
+  /** The provider accepted it and holds it until sendAt (`provider_scheduled`). */
+  | 'handed_to_provider_schedule'
+  /** A committed cancel marker stopped it before any provider call. */
+  | 'cancelled';
 
 /** Where one channel of an intent ended up after this delivery of the message. */
 export interface ChannelOutcome {
@@ -169,12 +187,15 @@ interface ChannelRun {
   hash: string;
   dedupeKey: string;
   attachments?: OutboundMessage['attachments'];
+  /** Set when the last request asked the provider to hold the message until this time (epoch ms). */
+  handedAt?: number;
 }
 
 /** What a phase returns: the next phase (with the row as it now stands), or the channel's outcome. */
 type Step =
   | { next: 'claim' }
   | { next: 'gates'; row: DeliveryRecord }
+  | { next: 'confirm'; row: DeliveryRecord }
   | { next: 'send'; row: DeliveryRecord }
   | { next: 'record'; row: DeliveryRecord; result: SendResult }
   | { next: 'wait'; row: DeliveryRecord; delayMs: number }
@@ -187,6 +208,7 @@ type Step =
  *
  *   claim   conditional put (or the existing row decides: lib/domain/resume.ts)
  *   gates   expiry → suppression → attachment checksums → expiry again → replay window → `dispatching`
+ *   confirm cancellable purposes only: the cancel marker, read strongly consistently after `dispatching`
  *   send    the provider call, same key every time; nothing written
  *   record  the outcome: accepted | rejected | unknown | retry_wait
  *   wait    inline back-off, or park: sealed intent + the message comes back at the due time
@@ -232,7 +254,10 @@ export class Dispatcher {
     // A fallback may need its next channel long after this message is gone (a bounce hours later), and
     // a last receive has no next receive: either way the ledger takes the intent now, before any claim.
     const sealReason = valid.delivery === 'fallback' ? 'fallback' : lastReceive ? 'last_receive' : undefined;
-    if (sealReason) await this.park(job, sealReason, this.deps.clock.now() + this.deps.leaseMs);
+    if (isScheduledAhead(valid, this.deps.clock.now())) {
+      // A scheduled intent: the ledger (the seal, due at sendAt) owns it from now; the message is acknowledged.
+      await this.park(job, 'scheduled', valid.sendAtMs!);
+    } else if (sealReason) await this.park(job, sealReason, this.deps.clock.now() + this.deps.leaseMs);
 
     // The fallback pointer rules every intent of a logical notification that has one, whatever the
     // intent's own delivery mode says: at most one channel active.
@@ -372,6 +397,11 @@ export class Dispatcher {
         } else await probe('after_dispatching');
         return next;
       }
+      case 'confirm': {
+        const next = await this.confirmPhase(run, step.row);
+        if ('done' in next) await probe('after_gate', next.done.state);
+        return next;
+      }
       case 'send': {
         const result = await this.send(run, step.row);
         await probe('after_provider');
@@ -397,6 +427,7 @@ export class Dispatcher {
 
   private async claimPhase(run: ChannelRun): Promise<Step> {
     const now = this.deps.clock.now();
+    const scheduledFor = this.ledgerSchedules(run, now) ? run.job.valid.sendAtMs : undefined;
     const claim = await this.deps.ledger.claim(
       buildClaimRecord({
         valid: run.job.valid,
@@ -406,10 +437,12 @@ export class Dispatcher {
         workerId: this.deps.workerId,
         now,
         leaseMs: this.deps.leaseMs,
+        ...(scheduledFor !== undefined ? { scheduledFor } : {}),
       }),
     );
     if (claim.kind === 'claimed') {
       this.deps.metrics?.count(METRIC.claims);
+      if (claim.record.state === 'scheduled') return this.done(claim.record, 'scheduled');
       return { next: 'gates', row: claim.record };
     }
     this.deps.metrics?.count(METRIC.claimConflicts);
@@ -476,6 +509,12 @@ export class Dispatcher {
         case 'wait':
           await this.park(run.job, 'retry_wait', decision.until + this.parkGraceMs);
           return this.done(row, 'retry_later', { dueAt: decision.until });
+        case 'scheduled':
+          // A duplicate publish (or a redelivery) of a scheduled intent: the seal owns it; nothing to do.
+          await this.park(run.job, 'scheduled', decision.until);
+          return this.done(row, 'scheduled');
+        case 'held_by_provider':
+          return this.done(row, 'handed_to_provider_schedule');
         case 'resume':
           return { next: 'gates', row };
         case 'leave': {
@@ -574,7 +613,51 @@ export class Dispatcher {
       leaseOwner: this.deps.workerId,
       leaseUntil: now + this.deps.leaseMs,
     });
-    return { next: 'send', row };
+    return run.job.valid.policy.cancellable ? { next: 'confirm', row } : { next: 'send', row };
+  }
+
+  // ── confirm ────────────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * The cancel gate, for purposes that declare `cancellable`. It reads the event's cancel marker strongly
+   * consistently AFTER the durable `dispatching` write and before the provider call, so the read is the
+   * linearization point: a cancel committed before it stops this send (`dispatching → cancelled`, nothing
+   * left); a cancel committed after it finds this row already `dispatching` and reports "too late".
+   */
+  private async confirmPhase(run: ChannelRun, row: DeliveryRecord): Promise<Step> {
+    const order = await this.cancelOrderFor(run);
+    if (!order) return { next: 'send', row };
+    // A replay asks about a send that may already have happened: the row stays for the reconciler.
+    if (isReplay(row)) return this.leaveUnknown(row, `replay_refused:cancelled:${order.id}`);
+    const cancelled = await this.move(row, 'cancelled', cancelWhy(order, 'marker_read_before_send'), {
+      ttl: this.ttlFor(run, this.deps.clock.now()),
+    });
+    this.deps.metrics?.count(METRIC.cancelled);
+    return this.done(cancelled, 'cancelled');
+  }
+
+  /** The committed cancel order whose scope covers this channel of this intent, if any. */
+  private async cancelOrderFor(run: ChannelRun): Promise<CancelOrder | undefined> {
+    const { intent } = run.job.valid;
+    const marker = await this.deps.ledger.getCancelMarker(intent.tenant, intent.eventId);
+    return marker?.orders.find((o) => cancelCovers(o, intent.purpose, run.channel));
+  }
+
+  /** A scheduled send the ledger holds (claimed `scheduled`) rather than the provider. */
+  private ledgerSchedules(run: ChannelRun, now: number): boolean {
+    const { valid } = run.job;
+    if (!isScheduledAhead(valid, now)) return false;
+    return !this.providerHolds(run, now);
+  }
+
+  /** Provider-side scheduling: the purpose asks for it and the adapter can hold (and, if needed, cancel) it. */
+  private providerHolds(run: ChannelRun, now: number): boolean {
+    const { valid } = run.job;
+    return (
+      valid.sendAtMs !== undefined &&
+      valid.policy.providerScheduling &&
+      providerCanHold(run.transport, valid.sendAtMs, now, valid.policy.cancellable)
+    );
   }
 
   private async leaveUnknown(row: DeliveryRecord, why: string): Promise<Step> {
@@ -612,7 +695,9 @@ export class Dispatcher {
       dedupeKey: row.pk,
       ...(run.job.valid.expiresAtMs !== undefined ? { expiresAtMs: run.job.valid.expiresAtMs } : {}),
       tags: { purpose: intent.purpose, tenant: intent.tenant },
+      ...(this.providerHolds(run, this.deps.clock.now()) ? { sendAtMs: run.job.valid.sendAtMs! } : {}),
     };
+    run.handedAt = message.sendAtMs;
     try {
       return await run.transport.send(message, row.idempotencyKey);
     } catch (error) {
@@ -638,6 +723,16 @@ export class Dispatcher {
   private async recordOutcome(run: ChannelRun, row: DeliveryRecord, result: SendResult): Promise<Step> {
     const now = this.deps.clock.now();
     const attempts = row.attempts;
+    if (result.kind === 'accepted' && run.handedAt !== undefined && run.handedAt > now) {
+      // Accepted, and held by the provider until sendAt: the sweep settles it then; a cancel may stop it.
+      const held = await this.move(row, 'provider_scheduled', `provider_holds_until:${iso(run.handedAt)}`, {
+        providerMessageId: result.providerMessageId,
+        attempts,
+        nextAttemptAt: run.handedAt,
+      });
+      await this.park(run.job, 'provider_scheduled', run.handedAt + this.parkGraceMs);
+      return this.done(held, 'handed_to_provider_schedule', { providerMessageId: result.providerMessageId });
+    }
     if (result.kind === 'accepted') {
       const accepted = await this.move(
         row,
@@ -915,6 +1010,12 @@ const asResend = (body: string, order: ResendOrder): string => {
     resendOf: { dedupeKey: order.dedupeKey, decisionId: order.decisionId },
   });
 };
+
+/** Scheduled, and not yet due at `now`. */
+const isScheduledAhead = (valid: ValidIntent, now: number): boolean =>
+  valid.sendAtMs !== undefined && valid.sendAtMs > now;
+
+const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The logical notification (every channel of one intent): the fallback flow's and the seal's key. */
 export const logicalKeyOf = (valid: ValidIntent): string => {

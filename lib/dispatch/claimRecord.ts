@@ -12,6 +12,11 @@ export interface ClaimInput {
   workerId: string;
   now: number;
   leaseMs: number;
+  /**
+   * Epoch ms: claim the row `scheduled` (no lease; `nextAttemptAt` is the due time). The sealed intent
+   * and the ledger's sweep own it until then.
+   */
+  scheduledFor?: number;
 }
 
 /**
@@ -27,16 +32,18 @@ export const buildClaimRecord = ({
   workerId,
   now,
   leaseMs,
+  scheduledFor,
 }: ClaimInput): DeliveryRecord => {
   const { intent, policy } = valid;
   const identity = identityOf(intent, policy, channel);
   const key = deriveDedupeKey(identity);
   const { channel: _channel, ...logical } = identity;
+  const scheduled = scheduledFor !== undefined;
   return {
     pk: key.readable,
     kind: 'delivery',
     idempotencyKey: key.hash,
-    state: 'claimed',
+    state: scheduled ? 'scheduled' : 'claimed',
     version: 1,
     tenant: intent.tenant,
     purpose: intent.purpose,
@@ -53,9 +60,17 @@ export const buildClaimRecord = ({
     createdAt: now,
     updatedAt: now,
     ...(valid.expiresAtMs !== undefined ? { expiresAt: valid.expiresAtMs } : {}),
-    leaseOwner: workerId,
-    leaseUntil: now + leaseMs,
+    ...(scheduled ? { nextAttemptAt: scheduledFor } : { leaseOwner: workerId, leaseUntil: now + leaseMs }),
     ...(intent.resendOf ? { resendOf: intent.resendOf.dedupeKey } : {}),
-    history: [{ s: 'claimed', at: now, by: workerId, why: 'intent_received' }],
+    history: [
+      scheduled
+        ? {
+            s: 'scheduled',
+            at: now,
+            by: workerId,
+            why: `scheduled_for:${new Date(scheduledFor).toISOString()}`,
+          }
+        : { s: 'claimed', at: now, by: workerId, why: 'intent_received' },
+    ],
   };
 };

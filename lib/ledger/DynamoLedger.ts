@@ -12,8 +12,13 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { TransitionRefusedError } from '../domain/errors.js';
 import type { Channel } from '../domain/purposes.js';
 import { ATTENTION_STATES, canTransition, type DeliveryState, INITIAL_STATES } from '../domain/states.js';
+import * as cancels from './cancelMarkers.js';
 import type {
+  AnnotationRequest,
   AttentionPage,
+  CancelCommitResult,
+  CancelMarker,
+  CancelOrder,
   ClaimResult,
   DeliveryRecord,
   FallbackFlow,
@@ -160,7 +165,11 @@ export class DynamoLedger implements Ledger {
         }
       }
     }
-    if (to !== 'retry_wait' && request.set?.nextAttemptAt === undefined && from === 'retry_wait') {
+    if (
+      to !== 'retry_wait' &&
+      request.set?.nextAttemptAt === undefined &&
+      (from === 'retry_wait' || from === 'scheduled' || from === 'provider_scheduled')
+    ) {
       names['#nextAttemptAt'] = 'nextAttemptAt';
       removes.push('#nextAttemptAt');
     }
@@ -467,6 +476,24 @@ export class DynamoLedger implements Ledger {
     return item
       ? { pk: item.pk, order: item.order, activeIndex: item.activeIndex, version: item.version }
       : undefined;
+  }
+
+  // Cancel markers and annotations: ./cancelMarkers.ts; the ledger only routes them to its table.
+  commitCancel(
+    tenant: string,
+    eventId: string,
+    order: CancelOrder,
+    ttl: number,
+  ): Promise<CancelCommitResult> {
+    return cancels.commitCancel(this.client, this.tableName, tenant, eventId, order, ttl);
+  }
+
+  getCancelMarker(tenant: string, eventId: string): Promise<CancelMarker | undefined> {
+    return cancels.getCancelMarker(this.client, this.tableName, tenant, eventId);
+  }
+
+  annotate(request: AnnotationRequest): Promise<boolean> {
+    return cancels.annotate(this.client, this.tableName, request);
   }
 }
 
