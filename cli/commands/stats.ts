@@ -50,7 +50,9 @@ export const register = (program: Command): void => {
   withTargetOptions(
     program
       .command('stats')
-      .description('ledger rows by state, the age of the oldest row in each non-terminal state, and sealed notifications')
+      .description(
+        'ledger rows by state, the age of the oldest row in each non-terminal state, and sealed notifications',
+      )
       .option('--json', 'machine-readable output'),
   ).action(async (options: TargetOptions & { json?: boolean }) => {
     const target = resolveTarget(options);
