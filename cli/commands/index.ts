@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { register as registerAudit } from './audit.js';
+import { register as registerCancel } from './cancel.js';
 import { register as registerDlq } from './dlq.js';
 import { register as registerExplain } from './explain.js';
 import { register as registerLocal } from './local.js';
@@ -26,4 +27,5 @@ export const registerCommands = (program: Command): void => {
   registerDlq(program);
   registerReconcile(program);
   registerResolve(program);
+  registerCancel(program);
 };

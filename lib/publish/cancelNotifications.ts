@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cancelCovers, cancelWhy } from '../domain/cancel.js';
 import { type Clock, systemClock } from '../domain/clock.js';
-import { type FieldIssue, IntentValidationError } from '../domain/errors.js';
+import { type FieldIssue, SendproofError } from '../domain/errors.js';
 import { IdentifierSchema } from '../domain/intent.js';
 import { type Channel, ChannelSchema, PurposeRegistry, retentionTtl } from '../domain/purposes.js';
 import { isReplay } from '../domain/resume.js';
@@ -88,7 +88,12 @@ export interface CancelDeps {
   actorKind?: 'operator' | 'app';
 }
 
-export class CancelRefusedError extends IntentValidationError {}
+/** A cancel refused at the boundary (bad input, unknown or non-cancellable purpose); nothing was written. */
+export class CancelRefusedError extends SendproofError {
+  constructor(readonly issues: FieldIssue[]) {
+    super('permanent', 'cancel_refused', issues.map((i) => `${i.field}: ${i.message}`).join('; '));
+  }
+}
 
 const POLL_MS = 100;
 
