@@ -33,13 +33,14 @@ export const commitCancel = async (
         TableName: table,
         Key: { [LEDGER_TABLE.partitionKey]: cancelMarkerKey(tenant, eventId) },
         UpdateExpression:
-          'SET #kind = :kind, #tenant = :tenant, #eventId = :eventId, #ttl = if_not_exists(#ttl, :ttl), ' +
+          'SET #kind = :kind, #tenant = :tenant, #cancelOf = :eventId, #ttl = if_not_exists(#ttl, :ttl), ' +
           '#orders = list_append(if_not_exists(#orders, :none), :order) ADD #ids :id',
         ConditionExpression: 'attribute_not_exists(#ids) OR NOT contains(#ids, :idValue)',
         ExpressionAttributeNames: {
           '#kind': 'kind',
           '#tenant': 'tenant',
-          '#eventId': 'eventId',
+          // Not `eventId`: the marker is not a row of the event (findByEvent, `status`, the archive).
+          '#cancelOf': 'cancelOf',
           '#ttl': 'ttl',
           '#orders': 'orders',
           '#ids': 'orderIds',
@@ -81,8 +82,8 @@ export const getCancelMarker = async (
     }),
   );
   if (!out.Item) return undefined;
-  const { orderIds: _ids, ...marker } = out.Item;
-  return marker as CancelMarker;
+  const { orderIds: _ids, cancelOf, ...marker } = out.Item;
+  return { ...marker, eventId: cancelOf } as CancelMarker;
 };
 
 /** One history entry in the row's current state: a recorded fact, not a transition. */
