@@ -13,6 +13,8 @@ export type PublishResult =
 export interface PublishOptions {
   purposes?: PurposeRegistry;
   clock?: Clock;
+  /** How far ahead `sendAt` may be (default 30 days: Resend's own scheduling horizon). */
+  scheduleHorizonMs?: number;
   /** Called after each batch of up to 10 with the number published so far. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -23,7 +25,10 @@ const SQS_BATCH = 10;
  * Validates each intent with the same schema the dispatcher uses, then sends the valid ones to the intake
  * queue in batches of 10. Every intent gets its own result: a validation error naming the field, a
  * queue-side failure, or the message id and the dedupe keys its channels will be claimed under.
- * An intent that is already expired is refused here (the dispatcher would record it as expired).
+ * An intent that is already expired is refused here (the dispatcher would record it as expired), and so is
+ * a `sendAt` in the past, after `expiresAt` or beyond the scheduling horizon.
+ *
+ * To withdraw notifications already published, see `cancelNotifications()` (./cancelNotifications.ts).
  */
 export const publishIntents = async (
   client: SQSClient,
@@ -36,7 +41,11 @@ export const publishIntents = async (
   const results: PublishResult[] = new Array(intents.length);
   const ready: Array<{ index: number; body: string; dedupeKeys: string[] }> = [];
   intents.forEach((raw, index) => {
-    const parsed = parseIntent(raw, { purposes, clock });
+    const parsed = parseIntent(raw, {
+      purposes,
+      clock,
+      ...(options.scheduleHorizonMs !== undefined ? { scheduleHorizonMs: options.scheduleHorizonMs } : {}),
+    });
     if (!parsed.ok) {
       results[index] = { index, ok: false, stage: 'validation', issues: parsed.error.issues };
       return;
