@@ -910,6 +910,7 @@ export class Dispatcher {
       reason,
       dueAt,
       createdAt: now,
+      ...(job.valid.sendAtMs !== undefined ? { notBefore: job.valid.sendAtMs } : {}),
       ttl,
     });
     job.sealed = true;

@@ -140,6 +140,8 @@ export interface SealedIntent {
   /** How many times the sweep re-published it without the notification moving; bounded. */
   resumes: number;
   createdAt: number;
+  /** A scheduled notification's sendAt (epoch ms): it is not overdue, nor stale, before then. */
+  notBefore?: number;
   ttl: number;
 }
 
