@@ -183,6 +183,16 @@ describe('scheduled send', () => {
     expect(sim.requests().map((r) => r.channel)).toEqual(['email']);
   });
 
+  it('a cancel reason holding an address is refused before anything is written', async () => {
+    await expect(
+      cancelNotifications(
+        { ledger: h.ledger, clock },
+        { eventId: 'pay_contact', reason: 'refund for ana@example.com', operator: 'ana' },
+      ),
+    ).rejects.toThrow(/reason: looks like it holds an email address/);
+    expect(await h.ledger.getCancelMarker('default', 'pay_contact')).toBeUndefined();
+  });
+
   it('a password reset is not cancellable: the command refuses it by purpose', async () => {
     await expect(
       cancelNotifications(
