@@ -599,6 +599,8 @@ export class Dispatcher {
     // the reads above can take seconds.
     const expiredLate = await this.expireIfDue(run, row);
     if (expiredLate) return expiredLate;
+    const early = await this.holdUntilSendAt(run, row);
+    if (early) return early;
     const now = this.deps.clock.now();
     if (replay && !replayWindowOpen(row, run.transport, now)) {
       if (row.state === 'retry_wait') row = await this.move(row, 'unknown', 'replay_window_closed');
@@ -614,6 +616,19 @@ export class Dispatcher {
       leaseUntil: now + this.deps.leaseMs,
     });
     return run.job.valid.policy.cancellable ? { next: 'confirm', row } : { next: 'send', row };
+  }
+
+  /**
+   * A retry of a provider-scheduled send whose sendAt is now too close for the provider's window (a
+   * Retry-After ate the lead time): never send early; wait in the ledger until sendAt, then send plainly.
+   */
+  private async holdUntilSendAt(run: ChannelRun, row: DeliveryRecord): Promise<Step | undefined> {
+    const now = this.deps.clock.now();
+    const sendAt = run.job.valid.sendAtMs;
+    if (row.state !== 'retry_wait' || sendAt === undefined || sendAt <= now || this.providerHolds(run, now))
+      return undefined;
+    const waiting = await this.move(row, 'retry_wait', 'waits_for_send_at', { nextAttemptAt: sendAt });
+    return { next: 'wait', row: waiting, delayMs: sendAt - now };
   }
 
   // ── confirm ────────────────────────────────────────────────────────────────────────────────────────

@@ -154,6 +154,38 @@ describe('provider-side scheduling and cancel', () => {
     expect(cancelRoute()).toHaveLength(1);
   });
 
+  it('a Retry-After that eats the lead time never sends early: the retry waits in the ledger for sendAt, then sends plainly', async () => {
+    // Prepare: sendAt 90 s ahead (Resend window floor: 60 s); the first request is throttled for 45 s
+    const sendAt = clock.now() + 90_000;
+    const transports = { email: resendTransport(), sms: h.transports.sms };
+    const body = JSON.stringify(
+      receiptIntent({ eventId: 'pay_resend-429', sendAt: new Date(sendAt).toISOString() }),
+    );
+    resend.enqueue({
+      reply: 429,
+      headers: { 'retry-after': '45' },
+      body: { statusCode: 429, name: 'rate_limit_exceeded', message: 'slow down' },
+    });
+    const emails = () => resend.requests.filter((r) => r.path === '/emails');
+    // Act: the message comes back after the Retry-After, and again at sendAt
+    const first = await h.dispatcher({ transports, purposes }).handle(body, envelope());
+    clock.advance(45_000);
+    const second = await h.dispatcher({ transports, purposes }).handle(body, envelope());
+    const beforeDue = emails().length;
+    clock.advance(45_000);
+    const third = await h.dispatcher({ transports, purposes }).handle(body, envelope());
+    // Assess
+    expect(first.channels[0]?.state).toBe('retry_wait');
+    expect(second.channels[0]).toMatchObject({ state: 'retry_wait', action: 'retry_later', dueAt: sendAt });
+    expect(beforeDue).toBe(1);
+    expect(third.channels[0]).toMatchObject({ state: 'accepted', action: 'sent' });
+    const [asked, sent] = emails().map((r) => JSON.parse(r.body) as Record<string, unknown>);
+    expect(asked?.scheduled_at).toBe(new Date(sendAt).toISOString());
+    expect(sent?.scheduled_at).toBeUndefined();
+    const row = await h.ledger.get(third.channels[0]!.dedupeKey);
+    expect(row?.history.map((e) => e.why)).toContain('waits_for_send_at');
+  });
+
   it('SES-style adapter (no schedule, no cancel): a cancel after handoff is cancel_too_late with the handoff time, and nothing is un-sent', async () => {
     // Prepare: an ordinary receipt, sent at once
     const transports = { email: sesStyle(), sms: h.transports.sms };
