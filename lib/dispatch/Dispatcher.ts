@@ -744,6 +744,8 @@ export class Dispatcher {
         providerMessageId: result.providerMessageId,
         attempts,
         nextAttemptAt: run.handedAt,
+        // Counted from sendAt: the row the sweep settles `accepted` then keeps the purpose's retention.
+        ttl: retentionTtl(run.job.valid.policy, run.handedAt),
       });
       await this.park(run.job, 'provider_scheduled', run.handedAt + this.parkGraceMs);
       return this.done(held, 'handed_to_provider_schedule', { providerMessageId: result.providerMessageId });
