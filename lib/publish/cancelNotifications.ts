@@ -32,6 +32,12 @@ export const CancelRequestSchema = z.strictObject({
     ),
   /** Recorded as `operator:<id>` (the CLI) or as given by the application (`app:<id>`). */
   operator: IdentifierSchema,
+  /**
+   * The rows to visit, when the caller knows them (`publishIntents()` returns each intent's dedupe keys):
+   * read by key instead of a scan of the table for the event. Rows not listed are still stopped by the
+   * marker at their next dispatch; only the report (and a provider-side cancel) needs the visit.
+   */
+  dedupeKeys: z.array(z.string().min(3).max(2048)).max(1000).optional(),
   /** How long to wait for a row that was already `dispatching` to reach its outcome. Default 10 s. */
   waitMs: z.number().int().min(0).max(120_000).default(10_000),
 });
@@ -141,7 +147,13 @@ export const cancelNotifications = async (deps: CancelDeps, input: CancelRequest
   const committedAt = clock.now();
   const effective = commit.order;
 
-  const rows = (await deps.ledger.findByEvent(request.eventId)).filter(
+  const candidates = request.dedupeKeys
+    ? (await Promise.all(request.dedupeKeys.map((k) => deps.ledger.get(k)))).filter(
+        (r): r is DeliveryRecord => r !== undefined && r.eventId === request.eventId,
+      )
+    : // A paginated scan (operator use): pass dedupeKeys from an application's hot path.
+      await deps.ledger.findByEvent(request.eventId);
+  const rows = candidates.filter(
     (r) =>
       r.kind === 'delivery' && r.tenant === request.tenant && cancelCovers(effective, r.purpose, r.channel),
   );

@@ -160,12 +160,14 @@ describe('scheduled send', () => {
     const notices = new NoticeQueue();
     const sweeper = sweeperFor(h, clock, notices);
     // Act
-    await h.dispatcher().handle(body, envelope());
+    const published = await h.dispatcher().handle(body, envelope());
+    // The application knows its keys (publishIntents returns them): the rows are read by key, no scan.
     const report = await cancelNotifications(
       { ledger: h.ledger, clock },
       {
         tenant: 'acme-games',
         eventId: 'pay_sms-only',
+        dedupeKeys: published.channels.map((c) => c.dedupeKey),
         channel: 'sms',
         reason: 'player opted for email only',
         operator: 'bo',
