@@ -79,6 +79,7 @@ describe('sendproof audit', () => {
     // Assess
     const listed = JSON.parse(stdout) as Array<{ name: string; parameters: Array<{ name: string }> }>;
     expect(listed.map((q) => `${q.name}(${q.parameters.map((p) => p.name).join(',')})`)).toEqual([
+      'cancellations(day_from,day_to)',
       'channel-outcomes-daily(day_from,day_to)',
       'explain-notification(key)',
       'intent-to-accepted-latency(day_from,day_to)',
