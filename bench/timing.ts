@@ -90,6 +90,15 @@ export class TimedLedger implements Ledger {
   listDue(now: number, options?: { limit?: number; cursor?: string }) {
     return timed(this.sink, 'seal#due', () => this.inner.listDue(now, options));
   }
+  commitCancel(...args: Parameters<Ledger['commitCancel']>) {
+    return timed(this.sink, `cancel#${args[1]}`, () => this.inner.commitCancel(...args));
+  }
+  getCancelMarker(tenant: string, eventId: string) {
+    return timed(this.sink, `cancel#${eventId}`, () => this.inner.getCancelMarker(tenant, eventId));
+  }
+  annotate(request: Parameters<Ledger['annotate']>[0]) {
+    return timed(this.sink, request.pk, () => this.inner.annotate(request));
+  }
 }
 
 /** The Transport port with a stopwatch around send and lookup, attributed to the message's dedupe key. */

@@ -18,6 +18,8 @@ export const METRIC = {
   suppressed: 'Suppressed',
   blocked: 'ContentMismatchBlocked',
   retries: 'TransportRetries',
+  /** A committed cancel marker stopped a dispatch before its provider call. */
+  cancelled: 'Cancelled',
   /** Reconciler (per run). */
   oldestUnknownAgeSeconds: 'OldestUnknownAgeSeconds',
   unknownRows: 'UnknownRows',

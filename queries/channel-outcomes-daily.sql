@@ -28,7 +28,9 @@ SELECT
 FROM unique_transitions
 WHERE to_state IN (
   'accepted', 'rejected', 'expired', 'suppressed', 'blocked', 'invalid',
-  'resolved_accepted', 'resolved_rejected', 'superseded'
+  'resolved_accepted', 'resolved_rejected', 'superseded', 'cancelled'
 )
+  -- an annotation (a fact recorded in the same state, e.g. cancel_too_late) is not a second outcome
+  AND (from_state IS NULL OR from_state <> to_state)
 GROUP BY dt, channel, to_state
 ORDER BY day, channel, outcome

@@ -3,11 +3,39 @@ import type { Command } from 'commander';
 import { dynamoDocumentClient, s3Client, sqsClient } from '../../lib/aws/clients.js';
 import { type LocalConsole, startLocalConsole } from '../../lib/console/local.js';
 import { isTerminal } from '../../lib/domain/states.js';
+import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
-import { prepareDemo } from '../../lib/local/demo.js';
+import { prepareDemo, REFUNDED_EVENT } from '../../lib/local/demo.js';
 import { type LocalEndpoints, type RunningLocalStack, startLocalStack } from '../../lib/local/LocalStack.js';
+import { cancelNotifications } from '../../lib/publish/cancelNotifications.js';
 import { publishIntents } from '../../lib/publish/publishIntents.js';
 import { output, readLocalState } from '../localState.js';
+import { describeReport } from './cancel.js';
+
+/** The demo's refund: once the scheduled receipt's rows exist, it is cancelled as `sendproof cancel` would. */
+const refundDemo = async (stack: RunningLocalStack, dedupeKeys: string[], print: (line: string) => void) => {
+  const ledger = new DynamoLedger(
+    dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb }),
+    stack.state.ledgerTable,
+  );
+  const started = Date.now();
+  while (Date.now() - started < 15_000) {
+    const rows = await Promise.all(dedupeKeys.map((k) => ledger.get(k)));
+    if (rows.every((r) => r !== undefined)) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const report = await cancelNotifications(
+    { ledger },
+    {
+      tenant: 'acme-games',
+      eventId: REFUNDED_EVENT,
+      reason: 'payment refunded (demo RF-306)',
+      operator: 'demo',
+    },
+  );
+  print(`demo: refund → npx sendproof cancel ${REFUNDED_EVENT} --tenant acme-games …`);
+  for (const line of describeReport(report).split('\n')) print(`  ${line}`);
+};
 
 const endpointsOf = (s: LocalEndpoints): LocalEndpoints => ({
   dynamodb: s.dynamodb,
@@ -120,13 +148,17 @@ export const register = (program: Command): void => {
           print('demo: published the seed scenarios');
           for (const r of results)
             print(r.ok ? `  ${r.dedupeKeys.join(', ')}` : `  failed: ${JSON.stringify(r)}`);
-          print('demo: states as the functions work (an injected accept_then_drop on one SMS):');
+          const refunded = results.find((r) => r.ok && r.dedupeKeys[0]?.includes(`:${REFUNDED_EVENT}:`));
+          if (refunded?.ok) await refundDemo(stack, refunded.dedupeKeys, print);
+          print(
+            'demo: states as the functions work (an injected accept_then_drop on one SMS; one receipt scheduled 20 s ahead):',
+          );
           const rows = await watch(stack, print);
           print('\nfinal rows:');
           for (const row of rows.sort((a, b) => a.pk.localeCompare(b.pk)))
             print(`  ${row.state.padEnd(12)} ${row.pk}  ${row.history.map((h) => h.s).join('→')}`);
           print(
-            '\ntry: npx sendproof status rst_8a02 · npx sendproof explain report-42 · npx sendproof audit list',
+            '\ntry: npx sendproof status rst_8a02 · npx sendproof explain report-42 · npx sendproof explain pay_90211-ord_306 · npx sendproof audit list',
           );
         }
         if (options.exitAfterDemo) return stop(0);

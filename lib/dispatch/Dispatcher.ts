@@ -1,6 +1,7 @@
 import type { AttachmentStore } from '../attachments/AttachmentStore.js';
 import { sha256Hex } from '../attachments/AttachmentStore.js';
 import { nextDelayMs } from '../domain/backoff.js';
+import { cancelCovers, cancelWhy } from '../domain/cancel.js';
 import type { Clock } from '../domain/clock.js';
 import { contentHash } from '../domain/content.js';
 import { SendproofError } from '../domain/errors.js';
@@ -13,6 +14,7 @@ import { type DeliveryState, isTerminal } from '../domain/states.js';
 import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
 import { expireDispatchingLease } from '../ledger/leases.js';
 import type {
+  CancelOrder,
   DeliveryRecord,
   GateFacts,
   GateFactsReader,
@@ -23,8 +25,13 @@ import type {
 import { METRIC } from '../observability.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
-import type { OutboundMessage, SendResult, Transport } from '../transports/port.js';
-import { buildClaimRecord } from './claimRecord.js';
+import {
+  type OutboundMessage,
+  providerCanHold,
+  type SendResult,
+  type Transport,
+} from '../transports/port.js';
+import { buildClaimRecord, type ClaimInitial } from './claimRecord.js';
 import { parseQueueMessage, type ResendOrder } from './queueMessage.js';
 import { recordInvalidBody, recordInvalidChannel, recordMismatch } from './sideRows.js';
 
@@ -120,7 +127,13 @@ export type ChannelAction =
   /** The fallback's active channel is not settled; the ledger's seal owns the wait. */
   | 'waiting_for_active_channel'
   /** The row became unknown and provider events recorded earlier settled it at once. */
-  | 'settled_by_recorded_evidence';
+  | 'settled_by_recorded_evidence'
+  /** Claimed as `scheduled`: sealed, and the ledger's sweep dispatches it at sendAt. */
+  | 'scheduled'
+  /** The provider accepted it and holds it until sendAt (`provider_scheduled`). */
+  | 'handed_to_provider_schedule'
+  /** A committed cancel marker stopped it before any provider call. */
+  | 'cancelled';
 
 /** Where one channel of an intent ended up after this delivery of the message. */
 export interface ChannelOutcome {
@@ -176,6 +189,8 @@ const MAX_VISIBILITY_MS = 12 * 3600 * 1000;
  */
 type GateVerdict =
   | { kind: 'dispatch' }
+  /** Scheduled ahead and held by the ledger: claimed `scheduled`; every gate runs when it is due. */
+  | { kind: 'schedule'; dueAt: number }
   | { kind: 'refuse'; state: 'expired' | 'suppressed' | 'blocked'; why: string };
 
 /** One intent being handled: what every phase of every channel needs. */
@@ -199,6 +214,8 @@ interface ChannelRun {
   hash: string;
   dedupeKey: string;
   attachments?: OutboundMessage['attachments'];
+  /** Set when the last request asked the provider to hold the message until this time (epoch ms). */
+  handedAt?: number;
 }
 
 /** What a phase returns: the next phase (with the row as it now stands), or the channel's outcome. */
@@ -206,6 +223,7 @@ type Step =
   | { next: 'prepare' }
   | { next: 'claim'; verdict: GateVerdict }
   | { next: 'gates'; row: DeliveryRecord }
+  | { next: 'confirm'; row: DeliveryRecord }
   | { next: 'send'; row: DeliveryRecord }
   | { next: 'record'; row: DeliveryRecord; result: SendResult }
   | { next: 'wait'; row: DeliveryRecord; delayMs: number }
@@ -218,6 +236,7 @@ type Step =
  *
  *   claim   conditional put (or the existing row decides: lib/domain/resume.ts)
  *   gates   expiry → suppression → attachment checksums → expiry again → replay window → `dispatching`
+ *   confirm cancellable purposes only: the cancel marker, read strongly consistently after `dispatching`
  *   send    the provider call, same key every time; nothing written
  *   record  the outcome: accepted | rejected | unknown | retry_wait
  *   wait    inline back-off, or park: sealed intent + the message comes back at the due time
@@ -269,7 +288,10 @@ export class Dispatcher {
     // A fallback may need its next channel long after this message is gone (a bounce hours later), and
     // a last receive has no next receive: either way the ledger takes the intent now, before any claim.
     const sealReason = valid.delivery === 'fallback' ? 'fallback' : lastReceive ? 'last_receive' : undefined;
-    if (sealReason) {
+    if (isScheduledAhead(valid, this.deps.clock.now())) {
+      // A scheduled intent: the ledger (the seal, due at sendAt) owns it from now; the message is acknowledged.
+      await this.park(job, 'scheduled', valid.sendAtMs!);
+    } else if (sealReason) {
       await this.park(job, sealReason, this.deps.clock.now() + this.deps.leaseMs);
       const first = valid.intent.channels[0]!;
       await this.deps.probe?.('after_seal', {
@@ -444,7 +466,11 @@ export class Dispatcher {
         await probe('after_claim', state);
         // A claim written as `dispatching` is also the dispatching write, and one written in a gate's
         // state is also the gate's write: the same crash edges as on a resumed row.
-        if (step.verdict.kind === 'dispatch' && 'next' in next && next.next === 'send')
+        if (
+          step.verdict.kind === 'dispatch' &&
+          'next' in next &&
+          (next.next === 'send' || next.next === 'confirm')
+        )
           await probe('after_dispatching', state);
         if (step.verdict.kind === 'refuse' && 'done' in next && next.done.state === step.verdict.state)
           await probe('after_gate', state);
@@ -455,6 +481,11 @@ export class Dispatcher {
         if ('done' in next) {
           if (next.done.state !== step.row.state) await probe('after_gate', next.done.state);
         } else await probe('after_dispatching');
+        return next;
+      }
+      case 'confirm': {
+        const next = await this.confirmPhase(run, step.row);
+        if ('done' in next) await probe('after_gate', next.done.state);
         return next;
       }
       case 'send': {
@@ -486,6 +517,10 @@ export class Dispatcher {
    * the claim that follows is the first write and, on the happy path, the only one before the outcome.
    */
   private async preparePhase(run: ChannelRun): Promise<GateVerdict> {
+    // A send the ledger schedules is gated at its due time, not at publish (a suppression lifted or a
+    // cancel committed in between must count).
+    if (this.ledgerSchedules(run, this.deps.clock.now()))
+      return { kind: 'schedule', dueAt: run.job.valid.sendAtMs! };
     if (this.expired(run)) return { kind: 'refuse', state: 'expired', why: 'expired_before_dispatch' };
     const suppression = await this.suppressionOf(run);
     if (suppression.suppressed)
@@ -510,14 +545,13 @@ export class Dispatcher {
       workerId: this.deps.workerId,
       now,
       leaseMs: this.deps.leaseMs,
-      ...(verdict.kind === 'dispatch'
-        ? { initial: { state: 'dispatching' as const, why: 'gates_passed', transport: run.transport.name } }
-        : { initial: { state: verdict.state, why: verdict.why, ttl: this.ttlFor(run, now) } }),
+      initial: initialStateOf(verdict, run.transport.name, this.ttlFor(run, now)),
     });
     const claim = await this.deps.ledger.claim(record);
     if (claim.kind === 'claimed') {
       this.deps.metrics?.count(METRIC.claims);
-      if (verdict.kind === 'dispatch') return { next: 'send', row: claim.record };
+      if (verdict.kind === 'schedule') return this.done(claim.record, 'scheduled');
+      if (verdict.kind === 'dispatch') return this.afterDispatching(run, claim.record);
       this.deps.metrics?.count(GATE_METRIC[verdict.state]);
       return this.done(claim.record, verdict.state);
     }
@@ -587,6 +621,12 @@ export class Dispatcher {
         case 'wait':
           await this.park(run.job, 'retry_wait', decision.until + this.parkGraceMs);
           return this.done(row, 'retry_later', { dueAt: decision.until });
+        case 'scheduled':
+          // A duplicate publish (or a redelivery) of a scheduled intent: the seal owns it; nothing to do.
+          await this.park(run.job, 'scheduled', decision.until);
+          return this.done(row, 'scheduled');
+        case 'held_by_provider':
+          return this.done(row, 'handed_to_provider_schedule');
         case 'resume':
           return { next: 'gates', row };
         case 'leave': {
@@ -651,6 +691,8 @@ export class Dispatcher {
     // the reads above can take seconds.
     const expiredLate = await this.expireIfDue(run, row);
     if (expiredLate) return expiredLate;
+    const early = await this.holdUntilSendAt(run, row);
+    if (early) return early;
     const now = this.deps.clock.now();
     if (replay && !replayWindowOpen(row, run.transport, now)) {
       if (row.state === 'retry_wait') row = await this.move(row, 'unknown', 'replay_window_closed');
@@ -665,7 +707,69 @@ export class Dispatcher {
       leaseOwner: this.deps.workerId,
       leaseUntil: now + this.deps.leaseMs,
     });
-    return { next: 'send', row };
+    return this.afterDispatching(run, row);
+  }
+
+  /** After the durable `dispatching` write: the cancel gate for cancellable purposes, then the send. */
+  private afterDispatching(run: ChannelRun, row: DeliveryRecord): Step {
+    return run.job.valid.policy.cancellable ? { next: 'confirm', row } : { next: 'send', row };
+  }
+
+  /**
+   * A retry of a provider-scheduled send whose sendAt is now too close for the provider's window (a
+   * Retry-After ate the lead time): never send early; wait in the ledger until sendAt, then send plainly.
+   */
+  private async holdUntilSendAt(run: ChannelRun, row: DeliveryRecord): Promise<Step | undefined> {
+    const now = this.deps.clock.now();
+    const sendAt = run.job.valid.sendAtMs;
+    if (row.state !== 'retry_wait' || sendAt === undefined || sendAt <= now || this.providerHolds(run, now))
+      return undefined;
+    const waiting = await this.move(row, 'retry_wait', 'waits_for_send_at', { nextAttemptAt: sendAt });
+    return { next: 'wait', row: waiting, delayMs: sendAt - now };
+  }
+
+  // ── confirm ────────────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * The cancel gate, for purposes that declare `cancellable`. It reads the event's cancel marker strongly
+   * consistently AFTER the durable `dispatching` write and before the provider call, so the read is the
+   * linearization point: a cancel committed before it stops this send (`dispatching → cancelled`, nothing
+   * left); a cancel committed after it finds this row already `dispatching` and reports "too late".
+   */
+  private async confirmPhase(run: ChannelRun, row: DeliveryRecord): Promise<Step> {
+    const order = await this.cancelOrderFor(run);
+    if (!order) return { next: 'send', row };
+    // A replay asks about a send that may already have happened: the row stays for the reconciler.
+    if (isReplay(row)) return this.leaveUnknown(row, `replay_refused:cancelled:${order.id}`);
+    const cancelled = await this.move(row, 'cancelled', cancelWhy(order, 'marker_read_before_send'), {
+      ttl: this.ttlFor(run, this.deps.clock.now()),
+    });
+    this.deps.metrics?.count(METRIC.cancelled);
+    return this.done(cancelled, 'cancelled');
+  }
+
+  /** The committed cancel order whose scope covers this channel of this intent, if any. */
+  private async cancelOrderFor(run: ChannelRun): Promise<CancelOrder | undefined> {
+    const { intent } = run.job.valid;
+    const marker = await this.deps.ledger.getCancelMarker(intent.tenant, intent.eventId);
+    return marker?.orders.find((o) => cancelCovers(o, intent.purpose, run.channel));
+  }
+
+  /** A scheduled send the ledger holds (claimed `scheduled`) rather than the provider. */
+  private ledgerSchedules(run: ChannelRun, now: number): boolean {
+    const { valid } = run.job;
+    if (!isScheduledAhead(valid, now)) return false;
+    return !this.providerHolds(run, now);
+  }
+
+  /** Provider-side scheduling: the purpose asks for it and the adapter can hold (and, if needed, cancel) it. */
+  private providerHolds(run: ChannelRun, now: number): boolean {
+    const { valid } = run.job;
+    return (
+      valid.sendAtMs !== undefined &&
+      valid.policy.providerScheduling &&
+      providerCanHold(run.transport, valid.sendAtMs, now, valid.policy.cancellable)
+    );
   }
 
   private expired(run: ChannelRun): boolean {
@@ -733,7 +837,9 @@ export class Dispatcher {
       dedupeKey: row.pk,
       ...(run.job.valid.expiresAtMs !== undefined ? { expiresAtMs: run.job.valid.expiresAtMs } : {}),
       tags: { purpose: intent.purpose, tenant: intent.tenant },
+      ...(this.providerHolds(run, this.deps.clock.now()) ? { sendAtMs: run.job.valid.sendAtMs! } : {}),
     };
+    run.handedAt = message.sendAtMs;
     try {
       return await run.transport.send(message, row.idempotencyKey);
     } catch (error) {
@@ -759,6 +865,18 @@ export class Dispatcher {
   private async recordOutcome(run: ChannelRun, row: DeliveryRecord, result: SendResult): Promise<Step> {
     const now = this.deps.clock.now();
     const attempts = row.attempts;
+    if (result.kind === 'accepted' && run.handedAt !== undefined && run.handedAt > now) {
+      // Accepted, and held by the provider until sendAt: the sweep settles it then; a cancel may stop it.
+      const held = await this.move(row, 'provider_scheduled', `provider_holds_until:${iso(run.handedAt)}`, {
+        providerMessageId: result.providerMessageId,
+        attempts,
+        nextAttemptAt: run.handedAt,
+        // Counted from sendAt: the row the sweep settles `accepted` then keeps the purpose's retention.
+        ttl: retentionTtl(run.job.valid.policy, run.handedAt),
+      });
+      await this.park(run.job, 'provider_scheduled', run.handedAt + this.parkGraceMs);
+      return this.done(held, 'handed_to_provider_schedule', { providerMessageId: result.providerMessageId });
+    }
     if (result.kind === 'accepted') {
       const accepted = await this.move(
         row,
@@ -940,6 +1058,7 @@ export class Dispatcher {
       reason,
       dueAt,
       createdAt: now,
+      ...(job.valid.sendAtMs !== undefined ? { notBefore: job.valid.sendAtMs } : {}),
       ttl,
     });
     job.sealed = true;
@@ -1040,6 +1159,24 @@ const asResend = (body: string, order: ResendOrder): string => {
     resendOf: { dedupeKey: order.dedupeKey, decisionId: order.decisionId },
   });
 };
+
+/** The state a fresh claim is written in, from the read-only gates' verdict. */
+const initialStateOf = (verdict: GateVerdict, transport: string, ttl: number): ClaimInitial => {
+  switch (verdict.kind) {
+    case 'dispatch':
+      return { state: 'dispatching', why: 'gates_passed', transport };
+    case 'schedule':
+      return { state: 'scheduled', why: `scheduled_for:${iso(verdict.dueAt)}`, dueAt: verdict.dueAt };
+    case 'refuse':
+      return { state: verdict.state, why: verdict.why, ttl };
+  }
+};
+
+/** Scheduled, and not yet due at `now`. */
+const isScheduledAhead = (valid: ValidIntent, now: number): boolean =>
+  valid.sendAtMs !== undefined && valid.sendAtMs > now;
+
+const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The logical notification (every channel of one intent): the fallback flow's and the seal's key. */
 export const logicalKeyOf = (valid: ValidIntent): string => {

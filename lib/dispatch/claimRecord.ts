@@ -4,6 +4,12 @@ import type { Channel } from '../domain/purposes.js';
 import type { DeliveryRecord } from '../ledger/port.js';
 import type { TemplateOwner } from '../templates/port.js';
 
+/** The state a claim is written in when it is not `claimed`. */
+export type ClaimInitial =
+  | { state: 'dispatching'; why: string; transport: string }
+  | { state: 'scheduled'; why: string; dueAt: number }
+  | { state: 'expired' | 'suppressed' | 'blocked'; why: string; ttl: number };
+
 export interface ClaimInput {
   valid: ValidIntent;
   channel: Channel;
@@ -14,11 +20,11 @@ export interface ClaimInput {
   leaseMs: number;
   /**
    * The state the row is created in (default `claimed`): `dispatching` when the read-only gates passed
-   * (leased, attempt 1, the transport named), or the final state a gate chose (no lease, with its TTL).
+   * (leased, attempt 1, the transport named), `scheduled` for a send the ledger holds until its due time
+   * (no lease; `nextAttemptAt` is the due time, and the sealed intent and the sweep own it until then),
+   * or the final state a gate chose (no lease, with its TTL).
    */
-  initial?:
-    | { state: 'dispatching'; why: string; transport: string }
-    | { state: 'expired' | 'suppressed' | 'blocked'; why: string; ttl: number };
+  initial?: ClaimInitial;
 }
 
 /**
@@ -61,11 +67,12 @@ export const buildClaimRecord = ({
     templateOwner,
     attempts: state === 'dispatching' ? 1 : 0,
     ...(initial?.state === 'dispatching' ? { transport: initial.transport } : {}),
-    ...(initial && initial.state !== 'dispatching' ? { ttl: initial.ttl } : {}),
+    ...(initial && 'ttl' in initial ? { ttl: initial.ttl } : {}),
     createdAt: now,
     updatedAt: now,
     ...(valid.expiresAtMs !== undefined ? { expiresAt: valid.expiresAtMs } : {}),
     ...(leased ? { leaseOwner: workerId, leaseUntil: now + leaseMs } : {}),
+    ...(initial?.state === 'scheduled' ? { nextAttemptAt: initial.dueAt } : {}),
     ...(intent.resendOf ? { resendOf: intent.resendOf.dedupeKey } : {}),
     history: [
       {

@@ -13,6 +13,8 @@ export const IdentifierSchema = z
 const MAX_INTENT_BYTES = 64 * 1024;
 const MAX_DATA_BYTES = 16 * 1024;
 const MAX_EXPIRY_MS = 366 * 86_400_000;
+/** How far ahead an intent may be scheduled unless configured otherwise (`scheduleHorizonMs`). */
+export const DEFAULT_SCHEDULE_HORIZON_MS = 30 * 86_400_000;
 
 const JsonValue: z.ZodType<unknown> = z.lazy(() =>
   z.union([
@@ -77,6 +79,12 @@ export const IntentSchemaV1 = z.strictObject({
   /** Values rendered into the message and never persisted or logged (reset tokens, OTPs). */
   secrets: z.record(z.string().max(64), z.string().min(1).max(2048)).optional(),
   expiresAt: z.iso.datetime({ offset: true }).optional(),
+  /**
+   * Send no earlier than this. The channels are claimed at once in `scheduled` (so a duplicate publish
+   * does nothing), the intent is sealed, and the ledger's sweep dispatches it when due, with every gate
+   * evaluated then. Not part of the identity: a second publish with another sendAt is the same message.
+   */
+  sendAt: z.iso.datetime({ offset: true }).optional(),
   attachments: z.array(AttachmentRefSchema).max(5).optional(),
   tenant: IdentifierSchema.default('default'),
   /** The caller's own id for this intent; informational only, never part of the dedupe key. */
@@ -100,6 +108,8 @@ export interface ValidIntent {
   delivery: 'all' | 'fallback';
   /** Epoch ms, when the intent carries an expiry. */
   expiresAtMs?: number;
+  /** Epoch ms, when the intent is scheduled. */
+  sendAtMs?: number;
 }
 
 const fieldOf = (path: readonly PropertyKey[]): string =>
@@ -123,6 +133,8 @@ export const parseIntent = (
      * for the audit trail, not a malformed message.
      */
     allowExpired?: boolean;
+    /** The furthest a `sendAt` may lie ahead. Default 30 days. */
+    scheduleHorizonMs?: number;
   },
 ): { ok: true; value: ValidIntent } | { ok: false; error: IntentValidationError } => {
   const fail = (issues: FieldIssue[]) => ({ ok: false as const, error: new IntentValidationError(issues) });
@@ -194,6 +206,24 @@ export const parseIntent = (
   } else if (policy?.expiryRequired) {
     issues.push({ field: 'expiresAt', message: `is required for purpose ${intent.purpose}` });
   }
+  let sendAtMs: number | undefined;
+  if (intent.sendAt) {
+    sendAtMs = Date.parse(intent.sendAt);
+    const now = deps.clock.now();
+    const horizon = deps.scheduleHorizonMs ?? DEFAULT_SCHEDULE_HORIZON_MS;
+    // The dispatcher accepts what the publisher refuses (a sendAt that passed while the message waited,
+    // or one after the expiry): the gates record what happens to it, at the due time.
+    if (!deps.allowExpired) {
+      if (sendAtMs <= now) issues.push({ field: 'sendAt', message: 'is not in the future' });
+      else if (sendAtMs - now > horizon)
+        issues.push({
+          field: 'sendAt',
+          message: `is more than ${Math.floor(horizon / 86_400_000)} days ahead (the scheduling horizon)`,
+        });
+      if (expiresAtMs !== undefined && sendAtMs >= expiresAtMs)
+        issues.push({ field: 'sendAt', message: 'must be before expiresAt' });
+    }
+  }
   if (policy && intent.attachments?.length) {
     if (policy.attachments === 'forbidden')
       issues.push({ field: 'attachments', message: `are not allowed for purpose ${intent.purpose}` });
@@ -215,7 +245,13 @@ export const parseIntent = (
   if (issues.length > 0 || !policy) return fail(issues);
   return {
     ok: true,
-    value: { intent, policy, delivery, ...(expiresAtMs !== undefined ? { expiresAtMs } : {}) },
+    value: {
+      intent,
+      policy,
+      delivery,
+      ...(expiresAtMs !== undefined ? { expiresAtMs } : {}),
+      ...(sendAtMs !== undefined ? { sendAtMs } : {}),
+    },
   };
 };
 

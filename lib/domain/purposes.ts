@@ -53,8 +53,18 @@ export const PurposePolicySchema = z.strictObject({
    * bounce, a delay or TEXT_UNKNOWN can never be listed.
    */
   fallbackOn: z.array(z.enum(FALLBACK_FACTS)).optional(),
+  /**
+   * Whether a business cancel (`sendproof cancel`, `cancelNotifications()`) can withdraw it. Only these
+   * purposes pay the strongly consistent cancel-marker read before each provider call.
+   */
+  cancellable: z.boolean().default(false),
+  /**
+   * Hand a scheduled send to the provider (Resend `scheduled_at`, Twilio `SendAt`) when its adapter
+   * declares scheduling and sendAt lies inside the adapter's window; otherwise the ledger's sweep holds it.
+   */
+  providerScheduling: z.boolean().default(false),
 });
-export type PurposePolicy = z.infer<typeof PurposePolicySchema>;
+export type PurposePolicy = z.output<typeof PurposePolicySchema>;
 
 export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
   {
@@ -67,6 +77,10 @@ export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
     defaultDelivery: 'all',
     attachments: 'forbidden',
     retentionDays: 30,
+    // Requested by the user and wanted within seconds; its expiry is its withdrawal. Not worth a
+    // strongly consistent read on the most latency-sensitive path.
+    cancellable: false,
+    providerScheduling: false,
   },
   {
     purpose: 'receipt',
@@ -80,6 +94,9 @@ export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
     retentionDays: 400,
     // Receipts are financial records: kept about seven years.
     archiveRetentionDays: 2_557,
+    // A refund withdraws the receipt (seed 004).
+    cancellable: true,
+    providerScheduling: false,
   },
   {
     purpose: 'health-report',
@@ -91,12 +108,15 @@ export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
     defaultDelivery: 'fallback',
     attachments: 'required-on-email',
     retentionDays: 400,
+    // A report published in error must be stoppable.
+    cancellable: true,
+    providerScheduling: false,
   },
 ];
 
 export class PurposeRegistry {
   private readonly byName: Map<string, PurposePolicy>;
-  constructor(policies: readonly PurposePolicy[] = BUILT_IN_PURPOSES) {
+  constructor(policies: readonly z.input<typeof PurposePolicySchema>[] = BUILT_IN_PURPOSES) {
     this.byName = new Map(policies.map((p) => [p.purpose, PurposePolicySchema.parse(p)]));
   }
   /** Built-ins plus (and overridden by) extra policies, e.g. from deployment configuration. */

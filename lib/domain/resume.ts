@@ -22,6 +22,10 @@ export type ExistingRowDecision =
   | { kind: 'resume'; replay: boolean }
   /** `retry_wait` not yet due. */
   | { kind: 'wait'; until: number }
+  /** `scheduled` not yet due: the seal (the sweep) owns it until then; nothing to do now. */
+  | { kind: 'scheduled'; until: number }
+  /** `provider_scheduled`: the provider holds it until sendAt; the sweep settles it. */
+  | { kind: 'held_by_provider' }
   /** `unknown` without a replay window, or `quarantined`: the reconciler's or an operator's. */
   | { kind: 'leave' };
 
@@ -49,6 +53,13 @@ export const decideExisting = (
   if (!facts.sameContent) return { kind: 'content_mismatch' };
   if (isTerminal(row.state)) return { kind: 'final' };
   switch (row.state) {
+    case 'scheduled': {
+      // Due: dispatched like a first claim, through every gate, at this moment's clock.
+      const until = row.nextAttemptAt ?? 0;
+      return until > now ? { kind: 'scheduled', until } : { kind: 'resume', replay: false };
+    }
+    case 'provider_scheduled':
+      return { kind: 'held_by_provider' };
     case 'claimed': {
       const until = row.leaseUntil ?? 0;
       return until > now ? { kind: 'busy', until } : { kind: 'take_over' };

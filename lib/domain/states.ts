@@ -11,10 +11,17 @@
  *      ├─► expired | suppressed | blocked | rejected (gates before any provider call)
  *      └─► stalled (claimed or retry_wait that the sweep could not resume: nothing sealed)
  *              └──► claimed (a redriven message takes it over) | expired | resolved_rejected | superseded
+ *
+ *   scheduled ──► dispatching | expired | suppressed | blocked     (the sweep resumes it at sendAt: gates then)
+ *   dispatching ──► provider_scheduled ──► accepted (sendAt passed) | cancelled (provider confirmed) | rejected
+ *       └──────► cancelled      (a committed cancel marker; also from claimed, retry_wait, stalled, and from
+ *                                dispatching only before the provider call: the marker read follows that write)
  */
 export const STATES = [
+  'scheduled',
   'claimed',
   'dispatching',
+  'provider_scheduled',
   'retry_wait',
   'unknown',
   'quarantined',
@@ -28,17 +35,20 @@ export const STATES = [
   'resolved_accepted',
   'resolved_rejected',
   'superseded',
+  'cancelled',
 ] as const;
 
 export type DeliveryState = (typeof STATES)[number];
 
 /**
  * States a row may be created in (the first history entry). The read-only gates run before the claim,
- * so a claim is written directly as `dispatching` (leased) or in the state a gate chose; `claimed`
+ * so a claim is written directly as `dispatching` (leased), as `scheduled` (held by the ledger until
+ * its due time), or in the state a gate chose; `claimed`
  * remains for claims that wait (a lease taken over, a row a resume takes).
  */
 export const INITIAL_STATES: readonly DeliveryState[] = [
   'claimed',
+  'scheduled',
   'dispatching',
   'expired',
   'suppressed',
@@ -48,13 +58,30 @@ export const INITIAL_STATES: readonly DeliveryState[] = [
 
 export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[]>> = {
   // claimed → claimed is a lease takeover: the previous owner's lease expired before it dispatched.
-  claimed: ['claimed', 'dispatching', 'expired', 'suppressed', 'blocked', 'rejected', 'stalled'],
-  dispatching: ['accepted', 'rejected', 'retry_wait', 'unknown'],
+  // A scheduled row was claimed at publish and waits, sealed, for its sendAt; every gate runs when it is due.
+  scheduled: ['dispatching', 'expired', 'suppressed', 'blocked', 'cancelled', 'stalled'],
+  claimed: ['claimed', 'dispatching', 'expired', 'suppressed', 'blocked', 'rejected', 'stalled', 'cancelled'],
+  // dispatching → cancelled: only the lease holder, after its own `dispatching` write and before the
+  // provider call, when the strongly consistent cancel-marker read finds a cancel (nothing was sent).
+  dispatching: ['accepted', 'provider_scheduled', 'rejected', 'retry_wait', 'unknown', 'cancelled'],
+  // The provider accepted the message (its id is recorded) and holds it until sendAt (Resend
+  // `scheduled_at`, Twilio `SendAt`): the sweep settles it `accepted` once sendAt has passed; a cancel
+  // the provider confirmed makes it `cancelled`; evidence may reject it.
+  provider_scheduled: ['accepted', 'cancelled', 'rejected'],
   // retry_wait → unknown: a row that was unknown once and whose replay window closed while it waited.
-  retry_wait: ['dispatching', 'expired', 'suppressed', 'rejected', 'retry_wait', 'stalled', 'unknown'],
+  retry_wait: [
+    'dispatching',
+    'expired',
+    'suppressed',
+    'rejected',
+    'retry_wait',
+    'stalled',
+    'unknown',
+    'cancelled',
+  ],
   // Nothing was sent from a stalled row (it was claimed or waiting to retry): a redelivered message may
   // take it over, or an operator closes it.
-  stalled: ['claimed', 'expired', 'resolved_rejected', 'superseded'],
+  stalled: ['claimed', 'expired', 'resolved_rejected', 'superseded', 'cancelled'],
   // unknown leaves only through evidence (accepted/rejected/replay) or quarantine; never back to claimed.
   unknown: [
     'accepted',
@@ -75,6 +102,7 @@ export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[
   resolved_accepted: [],
   resolved_rejected: [],
   superseded: [],
+  cancelled: [],
 };
 
 export const TERMINAL_STATES: readonly DeliveryState[] = STATES.filter((s) => TRANSITIONS[s].length === 0);
@@ -89,7 +117,8 @@ export const OPERATOR_STATES: readonly DeliveryState[] = [
 /**
  * States that tell a fallback workflow the active channel definitively did not deliver. `blocked` is
  * deliberately absent: a content mismatch or a bad attachment is a refusal that needs a human, and a
- * duplicate intent with different content must never authorize a second channel.
+ * duplicate intent with different content must never authorize a second channel. `cancelled` is absent
+ * too: a withdrawn notification must not reappear on the next channel.
  */
 export const DEFINITIVE_FAILURES: readonly DeliveryState[] = [
   'rejected',

@@ -5,6 +5,8 @@ import { type DeliveryState, isTerminal } from './states.js';
  * What the ledger's sweep does with one row of a sealed (parked) notification. Pure: the sweeper reads
  * the seal, the rows and the flow pointer, this decides, the sweeper writes or publishes.
  *
+ *   scheduled, due                                                                   → resume
+ *   provider_scheduled, sendAt (+ grace) passed                                      → settle_handoff
  *   row missing / claimed past its lease / retry_wait due / unknown with a replay window → resume
  *   dispatching past its lease                                                       → mark_unknown
  *   a lease still running / a retry not yet due                                      → look again at T
@@ -16,6 +18,8 @@ import { type DeliveryState, isTerminal } from './states.js';
 export type SweepRowAction =
   | { kind: 'resume' }
   | { kind: 'mark_unknown' }
+  /** `provider_scheduled` whose sendAt has passed: the provider sent it (or evidence will say otherwise). */
+  | { kind: 'settle_handoff' }
   | { kind: 'advance' }
   | { kind: 'later'; at: number }
   | { kind: 'done' };
@@ -56,6 +60,17 @@ export const sweepRow = (row: SweepRowView | undefined, facts: SweepFacts): Swee
     return { kind: 'done' };
   }
   switch (row.state) {
+    case 'scheduled': {
+      // The sweep is the owner of a scheduled row (its queue message was acknowledged): due means now.
+      const due = row.nextAttemptAt ?? 0;
+      return due > now ? { kind: 'later', at: due } : { kind: 'resume' };
+    }
+    case 'provider_scheduled': {
+      const due = row.nextAttemptAt ?? 0;
+      return due + facts.graceMs > now
+        ? { kind: 'later', at: due + facts.graceMs }
+        : { kind: 'settle_handoff' };
+    }
     case 'claimed': {
       const until = row.leaseUntil ?? 0;
       return until > now ? { kind: 'later', at: until + facts.graceMs } : { kind: 'resume' };

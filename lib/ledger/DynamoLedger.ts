@@ -20,8 +20,13 @@ import {
   readMergedPage,
   validateShards,
 } from './attentionIndex.js';
+import * as cancels from './cancelMarkers.js';
 import type {
+  AnnotationRequest,
   AttentionPage,
+  CancelCommitResult,
+  CancelMarker,
+  CancelOrder,
   ClaimResult,
   DeliveryRecord,
   FallbackFlow,
@@ -185,7 +190,11 @@ export class DynamoLedger implements Ledger {
         }
       }
     }
-    if (to !== 'retry_wait' && request.set?.nextAttemptAt === undefined && from === 'retry_wait') {
+    if (
+      to !== 'retry_wait' &&
+      request.set?.nextAttemptAt === undefined &&
+      (from === 'retry_wait' || from === 'scheduled' || from === 'provider_scheduled')
+    ) {
       names['#nextAttemptAt'] = 'nextAttemptAt';
       removes.push('#nextAttemptAt');
     }
@@ -526,6 +535,24 @@ export class DynamoLedger implements Ledger {
     return item
       ? { pk: item.pk, order: item.order, activeIndex: item.activeIndex, version: item.version }
       : undefined;
+  }
+
+  // Cancel markers and annotations: ./cancelMarkers.ts; the ledger only routes them to its table.
+  commitCancel(
+    tenant: string,
+    eventId: string,
+    order: CancelOrder,
+    ttl: number,
+  ): Promise<CancelCommitResult> {
+    return cancels.commitCancel(this.client, this.tableName, tenant, eventId, order, ttl);
+  }
+
+  getCancelMarker(tenant: string, eventId: string): Promise<CancelMarker | undefined> {
+    return cancels.getCancelMarker(this.client, this.tableName, tenant, eventId);
+  }
+
+  annotate(request: AnnotationRequest): Promise<boolean> {
+    return cancels.annotate(this.client, this.tableName, request);
   }
 }
 

@@ -147,7 +147,55 @@ export interface SealedIntent {
   /** How many times the sweep re-published it without the notification moving; bounded. */
   resumes: number;
   createdAt: number;
+  /** A scheduled notification's sendAt (epoch ms): it is not overdue, nor stale, before then. */
+  notBefore?: number;
   ttl: number;
+}
+
+/** What one cancel covers within a business event: a purpose, a channel, or both (absent: all). */
+export interface CancelScope {
+  purpose?: string;
+  channel?: Channel;
+}
+
+/** One committed cancel of a business event, by an operator (or the application) with a reason. */
+export interface CancelOrder extends CancelScope {
+  /** `<purpose|*>/<channel|*>`: the same scope is committed once; a repeat reports the first. */
+  id: string;
+  /** `operator:<id>` or the application's actor id. */
+  by: string;
+  reason: string;
+  /** Epoch ms at which it was committed (the time the marker write was issued). */
+  at: number;
+}
+
+/**
+ * The cancel marker of one business event (`cancel#<tenant>:<eventId>`): every dispatch of a cancellable
+ * purpose for that event reads it, strongly consistently, after its `dispatching` write and before the
+ * provider call. Not archived (no history); the rows it stopped carry the cancel in their own history.
+ */
+export interface CancelMarker {
+  pk: string;
+  kind: 'cancel';
+  tenant: string;
+  eventId: string;
+  orders: CancelOrder[];
+  ttl: number;
+}
+
+export type CancelCommitResult =
+  | { kind: 'committed'; order: CancelOrder }
+  | { kind: 'exists'; order: CancelOrder };
+
+/** A history entry that records a fact about a row without moving it (e.g. `cancel_too_late`). */
+export interface AnnotationRequest {
+  pk: string;
+  /** The row's state, which does not change; the write is conditioned on it and on the version. */
+  state: DeliveryState;
+  expectedVersion: number;
+  by: string;
+  why: string;
+  now: number;
 }
 
 export interface Ledger {
@@ -196,6 +244,12 @@ export interface Ledger {
     expectedVersion: number,
   ): Promise<FallbackFlow | undefined>;
   getFlow(logicalKey: string): Promise<FallbackFlow | undefined>;
+  /** Commits one cancel order on the event's marker with a conditional write (a repeated scope is refused). */
+  commitCancel(tenant: string, eventId: string, order: CancelOrder, ttl: number): Promise<CancelCommitResult>;
+  /** The event's cancel marker, read strongly consistently. */
+  getCancelMarker(tenant: string, eventId: string): Promise<CancelMarker | undefined>;
+  /** Appends a history entry in the row's current state (version + 1); false when the row moved. */
+  annotate(request: AnnotationRequest): Promise<boolean>;
 }
 
 /**

@@ -12,13 +12,22 @@ trailer << /Root 1 0 R >>
 %%EOF
 `;
 
+/** How far ahead the demo schedules its two receipts. */
+export const DEMO_SCHEDULE_AHEAD_MS = 20_000;
+/** The scheduled receipt that goes out when due. */
+export const SCHEDULED_EVENT = 'pay_90210-ord_305';
+/** The scheduled receipt whose payment the demo refunds at once: `sendproof cancel` withdraws it. */
+export const REFUNDED_EVENT = 'pay_90211-ord_306';
+
 /**
  * The three seed scenarios, plus one provider answer lost on the wire:
  * 1. a password reset by email with a 10-minute expiry (the token is a secret: rendered, never stored);
  * 2. a game receipt (template revision in the key);
  * 3. a health report whose email carries the PDF (verified by sha256) and falls back to SMS;
  * 4. a reset code by SMS whose acceptance is dropped by the simulator (accept_then_drop): the row goes
- *    `unknown`, and the parked message's redelivery replays under the same enforced key.
+ *    `unknown`, and the parked message's redelivery replays under the same enforced key;
+ * 5. a receipt scheduled 20 s ahead on email and SMS: claimed `scheduled` at once, sent by the sweep;
+ * 6. another receipt scheduled 20 s ahead, refunded at once (see REFUNDED_EVENT): both rows `cancelled`.
  */
 export const prepareDemo = async (deps: {
   s3: S3Client;
@@ -31,7 +40,25 @@ export const prepareDemo = async (deps: {
   const sha256 = createHash('sha256').update(REPORT_PDF).digest('hex');
   const phone = '+15555550123';
   deps.simulator.addFault({ match: { channel: 'sms', to: '+15555550199' }, fault: 'accept_then_drop' });
+  const scheduledReceipt = (eventId: string, orderId: string): IntentInput => ({
+    eventId,
+    purpose: 'receipt',
+    tenant: 'acme-games',
+    recipient: { ref: 'player-41', email: 'player41@example.com', phone: '+15555550141' },
+    channels: ['email', 'sms'],
+    template: { id: 'receipt', revision: 'v4' },
+    data: {
+      playerName: 'Rui',
+      orderId,
+      lines: [{ name: 'Season pass', amount: '19.99' }],
+      total: '19.99',
+      currency: 'EUR',
+    },
+    sendAt: new Date(deps.now + DEMO_SCHEDULE_AHEAD_MS).toISOString(),
+  });
   return [
+    scheduledReceipt(SCHEDULED_EVENT, 'ord_305'),
+    scheduledReceipt(REFUNDED_EVENT, 'ord_306'),
     {
       eventId: 'rst_7f31',
       purpose: 'password-reset',

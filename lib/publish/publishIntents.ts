@@ -22,6 +22,8 @@ export interface PublishOptions {
    * The dispatcher checks again on arrival, so skipping only moves the refusal to an `invalid` row.
    */
   templates?: string | FileTemplateStore | false;
+  /** How far ahead `sendAt` may be (default 30 days: Resend's own scheduling horizon). */
+  scheduleHorizonMs?: number;
   /** Called after each batch of up to 10 with the number published so far. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -33,7 +35,10 @@ const SQS_BATCH = 10;
  * names (same files, same renderer), then sends the valid ones to the intake
  * queue in batches of 10. Every intent gets its own result: a validation error naming the field, a
  * queue-side failure, or the message id and the dedupe keys its channels will be claimed under.
- * An intent that is already expired is refused here (the dispatcher would record it as expired).
+ * An intent that is already expired is refused here (the dispatcher would record it as expired), and so is
+ * a `sendAt` in the past, after `expiresAt` or beyond the scheduling horizon.
+ *
+ * To withdraw notifications already published, see `cancelNotifications()` (./cancelNotifications.ts).
  */
 export const publishIntents = async (
   client: SQSClient,
@@ -52,7 +57,11 @@ export const publishIntents = async (
   const results: PublishResult[] = new Array(intents.length);
   const ready: Array<{ index: number; body: string; dedupeKeys: string[] }> = [];
   intents.forEach((raw, index) => {
-    const parsed = parseIntent(raw, { purposes, clock });
+    const parsed = parseIntent(raw, {
+      purposes,
+      clock,
+      ...(options.scheduleHorizonMs !== undefined ? { scheduleHorizonMs: options.scheduleHorizonMs } : {}),
+    });
     if (!parsed.ok) {
       results[index] = { index, ok: false, stage: 'validation', issues: parsed.error.issues };
       return;

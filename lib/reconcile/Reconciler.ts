@@ -186,7 +186,9 @@ export class Reconciler {
       ),
     );
     const seal = (await this.deps.ledger.listDue(Number.MAX_SAFE_INTEGER, { limit: 1 })).items[0];
-    const born = [...heads, seal?.createdAt].filter((t): t is number => t !== undefined);
+    // A scheduled notification is owned, not late, until its sendAt.
+    const sealBorn = seal ? Math.max(seal.createdAt, seal.notBefore ?? 0) : undefined;
+    const born = [...heads, sealBorn].filter((t): t is number => t !== undefined);
     return born.length === 0 ? 0 : Math.max(0, Math.floor((now - Math.min(...born)) / 1000));
   }
 

@@ -43,6 +43,8 @@ export interface SweepSummary {
   released: number;
   markedUnknown: number;
   fallbacksAdvanced: number;
+  /** `provider_scheduled` rows whose send time passed, settled `accepted`. */
+  handoffsSettled: number;
   stalled: number;
   /** Pages left for the next run (the sweep is bounded per run). */
   hasMore: boolean;
@@ -74,6 +76,7 @@ export class Sweeper {
       released: 0,
       markedUnknown: 0,
       fallbacksAdvanced: 0,
+      handoffsSettled: 0,
       stalled: 0,
       hasMore: false,
     };
@@ -135,6 +138,7 @@ export class Sweeper {
         const marked = settled ?? unknown;
         if (marked && replayWindowOpen(marked, this.deps.transports[row.channel], now)) resume = true;
       }
+      if (action.kind === 'settle_handoff' && (await this.settleHandoff(row))) summary.handoffsSettled += 1;
       if (action.kind === 'advance' && (await continueFallback(ledger, row, now))) {
         summary.fallbacksAdvanced += 1;
         resume = true;
@@ -172,6 +176,25 @@ export class Sweeper {
     const now = this.deps.clock.now();
     const result = await expireDispatchingLease(this.deps.ledger, row, this.by, now);
     if (result.kind === 'ok') this.deps.metrics?.count(METRIC.unknown);
+    return result.kind === 'ok';
+  }
+
+  /**
+   * A provider-held message whose send time (plus grace) has passed: the provider sent it, under the id
+   * recorded at handoff. Evidence of a bounce or failure still arrives as for any accepted row.
+   */
+  private async settleHandoff(row: DeliveryRecord): Promise<boolean> {
+    const now = this.deps.clock.now();
+    const result = await this.deps.ledger.transition({
+      pk: row.pk,
+      from: 'provider_scheduled',
+      to: 'accepted',
+      expectedVersion: row.version,
+      by: this.by,
+      why: 'provider_send_time_passed',
+      ...(row.providerMessageId ? { set: { providerMessageId: row.providerMessageId } } : {}),
+      now,
+    });
     return result.kind === 'ok';
   }
 

@@ -2,7 +2,14 @@ import { type Clock, systemClock } from '../domain/clock.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange, lookupGet } from './HttpExchange.js';
 import { labelsFor, resendTagValue } from './labels.js';
-import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
+import type {
+  CancelResult,
+  LookupResult,
+  OutboundMessage,
+  SendResult,
+  Transport,
+  TransportCapabilities,
+} from './port.js';
 import { errorToken, readJson, resolveCredentials } from './wire.js';
 
 export interface ResendTransportOptions {
@@ -33,7 +40,10 @@ export class ResendTransport implements Transport {
     keyRetentionSeconds: 86_400,
     lookupByKey: false,
     lookupByProviderId: true,
-    cancel: false,
+    // `scheduled_at` up to 30 days ahead; `POST /emails/{id}/cancel` while Resend still holds it. The
+    // one-minute floor keeps a send that is nearly due in the ledger, where a cancel cannot lose a race.
+    cancel: true,
+    schedule: { minLeadSeconds: 60, maxLeadSeconds: 30 * 86_400 },
     pushEvidence: false,
   };
   private readonly baseUrl: string;
@@ -61,6 +71,7 @@ export class ResendTransport implements Transport {
           }
         : {}),
       tags: labelsFor(idempotencyKey, message.tags, resendTagValue),
+      ...(message.sendAtMs !== undefined ? { scheduled_at: new Date(message.sendAtMs).toISOString() } : {}),
     };
     const apiKey = await resolveCredentials(this.options.apiKey);
     if (!apiKey.ok) return { kind: 'retryable', reason: apiKey.reason };
@@ -97,6 +108,29 @@ export class ResendTransport implements Transport {
       code: name,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     });
+  }
+
+  /**
+   * `POST /emails/{id}/cancel`: 2xx means Resend will not send it. A 4xx refusal (the email is no longer
+   * scheduled) is too late; anything else (429, 5xx, the network, credentials) is no answer at all.
+   */
+  async cancelScheduled(providerMessageId: string): Promise<CancelResult> {
+    const apiKey = await resolveCredentials(this.options.apiKey);
+    if (!apiKey.ok) return { kind: 'unavailable', reason: apiKey.reason };
+    const outcome = await exchange({
+      method: 'POST',
+      url: `${this.baseUrl}/emails/${encodeURIComponent(providerMessageId)}/cancel`,
+      headers: { authorization: `Bearer ${apiKey.value}`, 'content-type': 'application/json' },
+      body: '{}',
+      ...this.options.timeouts,
+    });
+    if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `network:${outcome.stage}` };
+    const { status } = outcome;
+    if (status >= 200 && status < 300) return { kind: 'cancelled', detail: `http_${status}` };
+    const name = errorToken(readJson<ResendError>(outcome.body)?.name, status);
+    if (status >= 400 && status < 500 && ![401, 403, 404, 429].includes(status))
+      return { kind: 'too_late', reason: `resend_${name}` };
+    return { kind: 'unavailable', reason: `resend_${name}` };
   }
 
   /** Resend cannot search by idempotency key; with the provider id, `GET /emails/{id}` answers. */

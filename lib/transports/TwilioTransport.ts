@@ -1,7 +1,14 @@
 import { type Clock, systemClock } from '../domain/clock.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange, lookupGet } from './HttpExchange.js';
-import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
+import type {
+  CancelResult,
+  LookupResult,
+  OutboundMessage,
+  SendResult,
+  Transport,
+  TransportCapabilities,
+} from './port.js';
 import { readJson, resolveCredentials } from './wire.js';
 
 export interface TwilioCredentials {
@@ -30,6 +37,13 @@ const VALIDITY_MIN_SECONDS = 1;
 const VALIDITY_MAX_SECONDS = 36_000;
 /** "Too Many Requests": Twilio refused before processing, so a retry cannot duplicate. */
 const TWILIO_TOO_MANY_REQUESTS = 20429;
+/** "This message cannot be canceled": it is no longer `scheduled`. */
+const TWILIO_CANNOT_CANCEL = 30409;
+/**
+ * Twilio's SendAt window. Its error pages say 300 s in one place and 900 s in another: the larger floor
+ * is used, so a request is never refused for being too close.
+ */
+const SCHEDULE_WINDOW = { minLeadSeconds: 900, maxLeadSeconds: 35 * 86_400 };
 
 interface TwilioError {
   code?: number;
@@ -52,12 +66,15 @@ export class TwilioTransport implements Transport {
   constructor(private readonly options: TwilioTransportOptions) {
     this.baseUrl = (options.baseUrl ?? 'https://api.twilio.com').replace(/\/+$/, '');
     this.clock = options.clock ?? systemClock;
+    // Scheduling (SendAt) and its cancel (Status=canceled) exist only with a Messaging Service sender.
+    const service = options.from.startsWith('MG');
     this.capabilities = {
       idempotencyKey: false,
       keyRetentionSeconds: 0,
       lookupByKey: false,
       lookupByProviderId: true,
-      cancel: false,
+      cancel: service,
+      ...(service ? { schedule: SCHEDULE_WINDOW } : {}),
       pushEvidence: options.statusCallbackUrl !== undefined,
     };
   }
@@ -80,7 +97,10 @@ export class TwilioTransport implements Transport {
     }
     if (this.options.from.startsWith('MG')) form.set('MessagingServiceSid', this.options.from);
     else form.set('From', this.options.from);
-    if (message.expiresAtMs !== undefined) {
+    if (message.sendAtMs !== undefined) {
+      form.set('ScheduleType', 'fixed');
+      form.set('SendAt', new Date(message.sendAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    } else if (message.expiresAtMs !== undefined) {
       const remaining = Math.floor((message.expiresAtMs - now) / 1000);
       if (remaining <= 0) return { kind: 'rejected', reason: 'message_expired_before_send', code: 'expired' };
       form.set(
@@ -117,6 +137,30 @@ export class TwilioTransport implements Transport {
       };
     const name = code !== undefined ? `twilio_${code}` : `http_${status}`;
     return classifyHttpStatus(status, { reason: name, code: name });
+  }
+
+  /** `POST …/Messages/{Sid}.json` with `Status=canceled`; 30409 means it is no longer scheduled. */
+  async cancelScheduled(providerMessageId: string): Promise<CancelResult> {
+    const auth = await resolveCredentials(() => this.authorised());
+    if (!auth.ok) return { kind: 'unavailable', reason: auth.reason };
+    const { accountSid, authorization } = auth.value;
+    const outcome = await exchange({
+      method: 'POST',
+      url: `${this.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages/${encodeURIComponent(providerMessageId)}.json`,
+      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ Status: 'canceled' }).toString(),
+      ...this.options.timeouts,
+    });
+    if (outcome.kind === 'failure') return { kind: 'unavailable', reason: `network:${outcome.stage}` };
+    const { status } = outcome;
+    const answer = readJson<{ status?: unknown; code?: unknown }>(outcome.body) ?? {};
+    if (status >= 200 && status < 300 && answer.status === 'canceled') return { kind: 'cancelled' };
+    if (answer.code === TWILIO_CANNOT_CANCEL)
+      return { kind: 'too_late', reason: `twilio_${TWILIO_CANNOT_CANCEL}` };
+    return {
+      kind: 'unavailable',
+      reason: typeof answer.code === 'number' ? `twilio_${answer.code}` : `http_${status}`,
+    };
   }
 
   /** `GET …/Messages/{Sid}.json`. Without a SID there is nothing to ask: Twilio has no key to search by. */

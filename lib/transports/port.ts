@@ -15,7 +15,20 @@ export interface OutboundMessage {
   expiresAtMs?: number;
   /** Non-secret labels for provider-side filtering (purpose, tenant). */
   tags?: Readonly<Record<string, string>>;
+  /**
+   * Epoch ms: the provider holds the message until then (Resend `scheduled_at`, Twilio `SendAt`). Set only
+   * when the adapter declares `schedule` and the time lies inside its window.
+   */
+  sendAtMs?: number;
 }
+
+/** What a provider said to a cancel of a message it holds for later. */
+export type CancelResult =
+  | { kind: 'cancelled'; detail?: string }
+  /** The provider no longer holds it (sent, or past its cancel window): nothing can stop it now. */
+  | { kind: 'too_late'; reason: string }
+  /** No answer we can trust (network, 5xx, auth): ask again; the message may still go out. */
+  | { kind: 'unavailable'; reason: string };
 
 /**
  * The four honest answers a provider call can give.
@@ -44,7 +57,13 @@ export interface TransportCapabilities {
   keyRetentionSeconds: number;
   lookupByKey: boolean;
   lookupByProviderId: boolean;
+  /** The provider cancels a message it holds for later (see `schedule`); nothing cancels a sent one. */
   cancel: boolean;
+  /**
+   * Provider-side scheduling: the send-time window the provider accepts, in seconds from the request
+   * (Resend: up to 30 days; Twilio: 300 s to 35 days, with a Messaging Service). Absent: none.
+   */
+  schedule?: { minLeadSeconds: number; maxLeadSeconds: number };
   /** The provider pushes delivery events that the evidence recorder can consume. */
   pushEvidence: boolean;
 }
@@ -57,4 +76,24 @@ export interface Transport {
   /** Sends once. `idempotencyKey` is the same on every retry of the same claim. Never throws for provider answers. */
   send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult>;
   lookup?(idempotencyKey: string, providerMessageId?: string): Promise<LookupResult>;
+  /** Cancels a message the provider holds for later (declared by `capabilities.cancel`). */
+  cancelScheduled?(providerMessageId: string): Promise<CancelResult>;
 }
+
+/**
+ * Whether this adapter can hold a message until `sendAtMs`, asked at `now`. A cancellable purpose is
+ * handed only to a provider that can also cancel it (seed 004's REST provider schedules but cannot
+ * cancel: its scheduled receipts stay in the ledger, where a cancel still holds).
+ */
+export const providerCanHold = (
+  transport: Transport,
+  sendAtMs: number,
+  now: number,
+  needsCancel: boolean,
+): boolean => {
+  const window = transport.capabilities.schedule;
+  if (!window) return false;
+  if (needsCancel && (!transport.capabilities.cancel || !transport.cancelScheduled)) return false;
+  const lead = (sendAtMs - now) / 1000;
+  return lead >= window.minLeadSeconds && lead <= window.maxLeadSeconds;
+};

@@ -86,6 +86,7 @@ describe('sendproof audit', () => {
     const listed = JSON.parse(stdout) as Array<{ name: string; parameters: Array<{ name: string }> }>;
     expect(listed.map((q) => `${q.name}(${q.parameters.map((p) => p.name).join(',')})`)).toEqual([
       'accepted-not-delivered(tenant,day_from,day_to,cutoff_ms)',
+      'cancellations(tenant,day_from,day_to)',
       'channel-outcomes-daily(tenant,day_from,day_to)',
       'explain-notification(tenant,day_from,day_to,key)',
       'intent-to-accepted-latency(tenant,day_from,day_to)',

@@ -160,4 +160,36 @@ describe('TwilioTransport against a Twilio Messages API fake', () => {
     expect(unknown).toEqual({ kind: 'not_found' });
     expect(noSid.kind).toBe('unavailable');
   });
+
+  it('scheduling needs a Messaging Service: SendAt with ScheduleType=fixed, then cancel by Status=canceled; 30409 is too late', async () => {
+    // Prepare
+    const SMSID = 'SM00000000000000000000000000000009';
+    const sendAtMs = Date.parse('2026-12-03T09:00:00.000Z');
+    const service = transport(fake.url, 'MG00000000000000000000000000000001');
+    fake.enqueue(
+      { reply: 201, body: { sid: SMSID, status: 'scheduled' } },
+      { reply: 200, body: { sid: SMSID, status: 'canceled' } },
+      twilioError(400, 30409),
+    );
+    // Act
+    const sent = await service.send(smsMessage({ sendAtMs }), keyFor('t:receipt:e:r:sms'));
+    const cancelled = await service.cancelScheduled(SMSID);
+    const late = await service.cancelScheduled(SMSID);
+    // Assess
+    expect(transport().capabilities).toMatchObject({ cancel: false });
+    expect(transport().capabilities.schedule).toBeUndefined();
+    expect(service.capabilities).toMatchObject({ cancel: true, schedule: { minLeadSeconds: 900 } });
+    expect(sent).toEqual({ kind: 'accepted', providerMessageId: SMSID });
+    const form = new URLSearchParams(fake.requests.at(-3)!.body);
+    expect(form.get('ScheduleType')).toBe('fixed');
+    expect(form.get('SendAt')).toBe('2026-12-03T09:00:00Z');
+    expect(form.get('MessagingServiceSid')).toBe('MG00000000000000000000000000000001');
+    expect(fake.requests.at(-2)).toMatchObject({
+      method: 'POST',
+      path: `/2010-04-01/Accounts/${SID}/Messages/${SMSID}.json`,
+    });
+    expect(new URLSearchParams(fake.requests.at(-2)!.body).get('Status')).toBe('canceled');
+    expect(cancelled).toEqual({ kind: 'cancelled' });
+    expect(late).toEqual({ kind: 'too_late', reason: 'twilio_30409' });
+  });
 });

@@ -107,4 +107,23 @@ describe('intent boundary', () => {
     expect(text).not.toContain(MARKERS.token);
     expect(text).not.toContain('not-an-email');
   });
+
+  it('sendAt: in the future, before expiresAt, within the horizon (30 days unless configured); the dispatcher accepts what waited too long', () => {
+    // Prepare
+    const at = (ms: number) => new Date(clock.now() + ms).toISOString();
+    const day = 86_400_000;
+    // Act & Assess
+    const ok = parseIntent(receiptIntent({ sendAt: at(10 * 60_000) }), deps);
+    expect(ok.ok && ok.value.sendAtMs).toBe(clock.now() + 10 * 60_000);
+    expect(fieldsOf(receiptIntent({ sendAt: at(-1_000) }))).toEqual(['sendAt']);
+    expect(fieldsOf(receiptIntent({ sendAt: at(31 * day) }))).toEqual(['sendAt']);
+    expect(fieldsOf(receiptIntent({ sendAt: 'in 10 minutes' }))).toEqual(['sendAt']);
+    expect(fieldsOf(resetIntent({ sendAt: at(11 * 60_000) }, clock.now()))).toEqual(['sendAt']);
+    const narrow = parseIntent(receiptIntent({ sendAt: at(2 * day) }), { ...deps, scheduleHorizonMs: day });
+    expect(!narrow.ok && narrow.error.issues).toEqual([
+      { field: 'sendAt', message: 'is more than 1 days ahead (the scheduling horizon)' },
+    ]);
+    const late = parseIntent(receiptIntent({ sendAt: at(-60_000) }), { ...deps, allowExpired: true });
+    expect(late.ok).toBe(true);
+  });
 });

@@ -22,6 +22,7 @@ describe('state table', () => {
         'suppressed',
         'blocked',
         'invalid',
+        'cancelled',
         ...OPERATOR_STATES,
       ]),
     );
@@ -35,7 +36,16 @@ describe('state table', () => {
 
   it('never lets a dispatching row be claimed or accepted without a provider answer path', () => {
     expect(canTransition('dispatching', 'claimed')).toBe(false);
-    expect(TRANSITIONS.dispatching).toEqual(['accepted', 'rejected', 'retry_wait', 'unknown']);
+    // `cancelled` only before the provider call (the marker read follows the dispatching write), and
+    // `provider_scheduled` only with the provider's id: both are answers, not guesses.
+    expect(TRANSITIONS.dispatching).toEqual([
+      'accepted',
+      'provider_scheduled',
+      'rejected',
+      'retry_wait',
+      'unknown',
+      'cancelled',
+    ]);
   });
 
   it('reaches operator outcomes only from unknown or quarantined, and a stalled row only ever as not sent', () => {
@@ -54,6 +64,15 @@ describe('state table', () => {
     for (const s of STATES) expect(targets.has(s) || INITIAL_STATES.includes(s)).toBe(true);
     expect(isTerminal('claimed')).toBe(false);
   });
+
+  it('a scheduled row reaches a provider only through dispatching, and unknown is never cancelled', () => {
+    expect(TRANSITIONS.scheduled).not.toContain('accepted');
+    expect(INITIAL_STATES).toContain('scheduled');
+    expect(canTransition('unknown', 'cancelled')).toBe(false);
+    expect(canTransition('quarantined', 'cancelled')).toBe(false);
+    expect(isTerminal('cancelled')).toBe(true);
+    expect(isTerminal('provider_scheduled')).toBe(false);
+  });
 });
 
 describe('fallback authorization', () => {
@@ -67,6 +86,9 @@ describe('fallback authorization', () => {
       'claimed',
       'blocked',
       'accepted',
+      'cancelled',
+      'scheduled',
+      'provider_scheduled',
     ] as const) {
       expect(DEFINITIVE_FAILURES).not.toContain(s);
     }
