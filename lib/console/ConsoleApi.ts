@@ -7,6 +7,7 @@ import { IdentifierSchema } from '../domain/intent.js';
 import { ChannelSchema } from '../domain/purposes.js';
 import { ATTENTION_STATES, type DeliveryState } from '../domain/states.js';
 import type { DeliveryRecord, Ledger, SuppressionList } from '../ledger/port.js';
+import type { CancelReport, CancelRequest } from '../publish/cancelNotifications.js';
 import { DecisionRefusedError, type OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { type Authenticator, allows, type Principal, type Role } from './auth.js';
 import { type ConsoleRequest, type ConsoleResponse, MAX_BODY_BYTES } from './http.js';
@@ -33,6 +34,12 @@ export interface ConsoleDeps {
   /** Operators may add a suppression (there is no removal in the suppression list port yet). */
   suppressionList?: SuppressionList;
   dlqDepth?: () => Promise<number>;
+  /**
+   * Cancel by business identity (`cancelNotifications()`): the operator is the authenticated principal.
+   * The console holds no provider credentials, so a message a provider already holds for later is
+   * reported `cancel_unconfirmed` (run `sendproof cancel` where the provider credentials are).
+   */
+  cancel?: (request: CancelRequest) => Promise<CancelReport>;
   /** The page and its files (local server); in AWS CloudFront serves them and this is absent. */
   staticFiles?: StaticFiles;
   /** Decision rows per principal per minute (a token bucket; the bulk size counts). Default 60. */
@@ -106,6 +113,19 @@ const SuppressBody = z.strictObject({
     .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/, 'an opaque recipient ref, never an address')
     .refine(noContact, 'an opaque recipient ref, never an address or a number'),
   channel: z.enum(['email', 'sms', '*']),
+  reason: z
+    .string()
+    .trim()
+    .min(3)
+    .max(200)
+    .refine(noContact, 'the reason looks like it holds an address or a phone number'),
+});
+
+const CancelBody = z.strictObject({
+  tenant: IdentifierSchema.default('default'),
+  eventId: IdentifierSchema,
+  purpose: z.string().min(1).max(48).optional(),
+  channel: ChannelSchema.optional(),
   reason: z
     .string()
     .trim()
@@ -416,6 +436,52 @@ export const createConsoleHandler = (deps: ConsoleDeps): ConsoleHandler => {
     });
   };
 
+  const cancel = async (request: ConsoleRequest, principal: Principal) => {
+    const body = parseWith(CancelBody, parseBody(request));
+    if (!deps.cancel) return problem(501, 'not_configured', 'cancel is not configured for this console');
+    const entry = {
+      kind: 'decision' as const,
+      principal: principalName(principal),
+      method: request.method,
+      path: request.path,
+      sourceIp: request.sourceIp,
+      outcome: 'cancel',
+      reason: body.reason,
+    };
+    if (!limiter.take(principalName(principal), 1)) {
+      await audit({ ...entry, kind: 'denied', status: 429, result: 'rate_limited' });
+      return problem(429, 'rate_limited', 'too many decisions; wait a minute', undefined);
+    }
+    let report: CancelReport;
+    try {
+      report = await deps.cancel({ ...body, operator: principal.id, waitMs: 5_000 });
+    } catch (error) {
+      if (!(error instanceof SendproofError && error.kind === 'permanent')) throw error;
+      await audit({ ...entry, status: 400, result: `refused:${error.code}` });
+      return problem(400, error.code, error.message);
+    }
+    await audit({
+      ...entry,
+      status: 200,
+      decisionId: report.order.id,
+      result: `${body.tenant}:${body.eventId}:${report.committed ? 'committed' : 'already_committed'}:${report.rows.length}_rows`,
+    });
+    return json(200, {
+      cancelledBy: `operator:${principal.id}`,
+      tenant: report.tenant,
+      eventId: report.eventId,
+      committed: report.committed,
+      committedAt: new Date(report.committedAt).toISOString(),
+      rows: report.rows.map((r) => ({
+        dedupeKey: r.dedupeKey,
+        purpose: r.purpose,
+        channel: r.channel,
+        recipientRef: r.recipientRef,
+        outcome: r.outcome,
+      })),
+    });
+  };
+
   const routes: Route[] = [
     { method: 'GET', path: '/api/me', role: 'viewer', run: async (_r, p) => json(200, p) },
     { method: 'GET', path: '/api/overview', role: 'viewer', run: (request) => overview(request) },
@@ -466,6 +532,7 @@ export const createConsoleHandler = (deps: ConsoleDeps): ConsoleHandler => {
       },
     },
     { method: 'POST', path: '/api/decisions', role: 'operator', run: (r, p) => decide(r, p) },
+    { method: 'POST', path: '/api/cancel', role: 'operator', run: (r, p) => cancel(r, p) },
     {
       method: 'POST',
       path: '/api/suppressions',

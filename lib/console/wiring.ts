@@ -2,6 +2,7 @@ import { sqsClient } from '../aws/clients.js';
 import type { Config } from '../config.js';
 import { systemClock } from '../domain/clock.js';
 import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
+import { cancelNotifications } from '../publish/cancelNotifications.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { SqsIntentPublisher } from '../reconcile/SqsIntentPublisher.js';
 import { createTransports } from '../transports/index.js';
@@ -74,6 +75,10 @@ export const consoleHandlerFor = (
           suppressionList: new DynamoSuppressionList(doc, config.suppressionTable),
         }
       : {}),
+    // No transports: the console holds no provider credentials (a provider-held message is reported
+    // cancel_unconfirmed; the CLI, run where the credentials are, calls the provider's cancel route).
+    cancel: (request) =>
+      cancelNotifications({ ledger, purposes: purposesFor(config), clock: systemClock }, request),
     ...(sqs && config.dlqUrl ? { dlqDepth: sqsQueueDepth(sqs, config.dlqUrl) } : {}),
     ...(wiring.staticFiles ? { staticFiles: wiring.staticFiles } : {}),
     ...(wiring.allowedOrigin ? { allowedOrigin: wiring.allowedOrigin } : {}),

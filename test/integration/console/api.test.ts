@@ -3,14 +3,18 @@ import { dynamoLedgerStats, dynamoSuppressions, memoryAuditLog } from '../../../
 import { jwtClaimsAuthenticator, newToken, staticTokenAuthenticator } from '../../../lib/console/auth.js';
 import { type ConsoleDeps, createConsoleHandler } from '../../../lib/console/ConsoleApi.js';
 import { type ConsoleRequest, fromApiGatewayEvent } from '../../../lib/console/http.js';
+import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
+import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
+import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
 import { OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
 import { seedRow } from '../../support/consoleSeed.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
+import { receiptIntent } from '../../support/fixtures.js';
 
 // API contract for both roles, without a browser: the real handler on DynamoDB Local (global setup).
 const clock = new ManualClock(Date.parse('2026-11-30T12:00:00Z'));
@@ -278,6 +282,74 @@ describe('console API: operator', () => {
       { ...body, reason: 'mail alice@example.com' },
     ])
       expect((await call(operatorToken, 'POST', '/api/suppressions', { body: bad })).status).toBe(400);
+  });
+
+  it('cancels a scheduled receipt by business identity under the principal; a viewer may not; the body cannot name the operator', async () => {
+    // Prepare: a receipt the ledger holds until its sendAt, on both channels
+    const parsed = parseIntent(
+      receiptIntent({
+        eventId: 'pay_c1',
+        recipient: { ref: 'player-5', email: 'p5@example.com', phone: '+15555550105' },
+        channels: ['email', 'sms'],
+        sendAt: new Date(clock.now() + 600_000).toISOString(),
+      }),
+      { purposes: new PurposeRegistry(), clock },
+    );
+    if (!parsed.ok) throw parsed.error;
+    for (const channel of ['email', 'sms'] as const)
+      await ledger.claim(
+        buildClaimRecord({
+          valid: parsed.value,
+          channel,
+          contentHash: `h:${channel}`,
+          templateOwner: 'application',
+          workerId: 'dispatch:seed',
+          now: clock.now(),
+          leaseMs: 60_000,
+          initial: { state: 'scheduled', why: 'scheduled_for:later', dueAt: clock.now() + 600_000 },
+        }),
+      );
+    const handler = handlerWith({
+      cancel: (request) => cancelNotifications({ ledger, purposes: new PurposeRegistry(), clock }, request),
+    });
+    const body = { tenant: 'acme-games', eventId: 'pay_c1', reason: 'payment refunded, RF-2' };
+    // Act
+    const denied = await call(viewerToken, 'POST', '/api/cancel', { body, handler });
+    const named = await call(operatorToken, 'POST', '/api/cancel', {
+      body: { ...body, operator: 'mallory' },
+      handler,
+    });
+    const leaky = await call(operatorToken, 'POST', '/api/cancel', {
+      body: { ...body, reason: 'refund for p5@example.com' },
+      handler,
+    });
+    const done = await call(operatorToken, 'POST', '/api/cancel', { body, handler });
+    // Assess
+    expect([denied.status, named.status, leaky.status]).toEqual([403, 400, 400]);
+    expect(done.status).toBe(200);
+    expect(done.body.cancelledBy).toBe('operator:op-1');
+    expect(done.body.committed).toBe(true);
+    expect(
+      done.body.rows
+        .map((r: { channel: string; outcome: { result: string } }) => [r.channel, r.outcome.result])
+        .sort(),
+    ).toEqual([
+      ['email', 'cancelled'],
+      ['sms', 'cancelled'],
+    ]);
+    for (const row of done.body.rows) {
+      const stored = await ledger.get(row.dedupeKey, true);
+      expect(stored?.state).toBe('cancelled');
+      expect(stored?.history.at(-1)?.by).toBe('operator:op-1');
+      expect(stored?.history.at(-1)?.why).toContain('payment refunded, RF-2');
+    }
+    expect(log.entries.at(-1)).toMatchObject({
+      kind: 'decision',
+      outcome: 'cancel',
+      principal: 'operator:op-1',
+      status: 200,
+    });
+    expect(JSON.stringify(done.body)).not.toContain('p5@example.com');
   });
 
   it('runs behind API Gateway: roles from the verified JWT groups, the subject as the decider', async () => {
