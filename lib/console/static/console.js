@@ -417,6 +417,48 @@ const suppressForm = () => {
   );
 };
 
+// Operators only: cancel by business identity. The operator is the signed-in principal, never a field.
+const cancelForm = () => {
+  const field = (id, label, size) => el('label', { text: `${label} ` }, el('input', { id, size }));
+  const result = el('div', { id: 'cancel-result', 'data-testid': 'cancel-result' });
+  const submit = async () => {
+    const body = { tenant: $('c-tenant').value.trim() || 'default', eventId: $('c-event').value.trim() };
+    const purpose = $('c-purpose').value.trim();
+    if (purpose) body.purpose = purpose;
+    body.reason = $('c-reason').value;
+    try {
+      const report = await api('/api/cancel', { method: 'POST', body });
+      setStatus(
+        `cancel ${report.committed ? 'committed' : 'was already committed'} for ${report.eventId} by ${report.cancelledBy}`,
+        'ok',
+      );
+      result.replaceChildren(
+        table(
+          [
+            { label: 'dedupe key', key: 'dedupeKey' },
+            { label: 'channel', key: 'channel' },
+            { label: 'result', render: (r) => r.outcome.result },
+          ],
+          report.rows,
+          { empty: 'no row exists yet: every later dispatch of this event reads the cancel and stops' },
+        ),
+      );
+    } catch (error) {
+      setStatus(`cancel refused: ${error.message}`, 'bad');
+    }
+  };
+  return el(
+    'div',
+    { class: 'decision-form' },
+    field('c-tenant', 'Tenant', 12),
+    field('c-event', 'Event id', 24),
+    field('c-purpose', 'Purpose (optional)', 14),
+    field('c-reason', 'Reason', 30),
+    el('button', { type: 'button', id: 'c-submit', text: 'Cancel notifications', onclick: submit }),
+    result,
+  );
+};
+
 const loadQueries = async () => {
   try {
     const { items } = await api('/api/queries');
@@ -510,6 +552,10 @@ const start = async () => {
     return;
   }
   $('app').hidden = false;
+  if (state.role === 'operator') {
+    $('cancel').hidden = false;
+    $('cancel-body').replaceChildren(cancelForm());
+  }
   $('f-apply').addEventListener('click', () => loadAttention().catch((e) => setStatus(e.message, 'bad')));
   $('refresh').addEventListener('click', loadAll);
   $('t-show').addEventListener('click', () => {

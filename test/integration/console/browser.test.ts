@@ -5,12 +5,15 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoDocumentClient } from '../../../lib/aws/clients.js';
+import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
 import { systemClock } from '../../../lib/domain/clock.js';
+import { parseIntent } from '../../../lib/domain/intent.js';
+import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import type { LocalState } from '../../../lib/local/LocalStack.js';
 import { seedRow } from '../../support/consoleSeed.js';
-import { MARKERS } from '../../support/fixtures.js';
+import { MARKERS, receiptIntent } from '../../support/fixtures.js';
 
 // End to end in a real browser: Debian's Chromium driven by playwright-core, against the console that
 // `sendproof local start` serves on the local stack (DynamoDB Local, fauxqs, the functions worker with
@@ -28,6 +31,8 @@ let urls: { operator: string; viewer: string };
 let context: BrowserContext;
 let quarantined: DeliveryRecord[] = [];
 let hostile: DeliveryRecord;
+let scheduled: DeliveryRecord;
+let ledgerForTest: DynamoLedger;
 
 const stopStack = () =>
   new Promise<void>((resolve) => {
@@ -72,6 +77,31 @@ beforeAll(async () => {
     transport: 'ses',
     eventIdOverride: XSS_PROBE,
   });
+  // A receipt the ledger holds until its sendAt, to be refunded from the page.
+  const receipt = parseIntent(
+    receiptIntent({
+      eventId: 'b-refund',
+      recipient: { ref: 'player-31', email: 'p31@example.com' },
+      sendAt: new Date(Date.now() + 3_600_000).toISOString(),
+    }),
+    { purposes: new PurposeRegistry(), clock: systemClock },
+  );
+  if (!receipt.ok) throw receipt.error;
+  const claimed = await ledger.claim(
+    buildClaimRecord({
+      valid: receipt.value,
+      channel: 'email',
+      contentHash: 'h:b-refund',
+      templateOwner: 'application',
+      workerId: 'dispatch:seed',
+      now: Date.now(),
+      leaseMs: 60_000,
+      initial: { state: 'scheduled', why: 'scheduled_for:later', dueAt: Date.now() + 3_600_000 },
+    }),
+  );
+  if (claimed.kind !== 'claimed') throw new Error('seed conflict on the scheduled receipt');
+  scheduled = claimed.record;
+  ledgerForTest = ledger;
   context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
@@ -179,6 +209,25 @@ describe('operator console in Chromium', () => {
     await page.close();
   }, 240_000);
 
+  it('cancels a scheduled receipt by its event id; the row is cancelled under the signed-in operator', async () => {
+    const page = await openConsole(urls.operator);
+    await page.fill('#c-tenant', 'acme-games');
+    await page.fill('#c-event', 'b-refund');
+    await page.fill('#c-reason', 'payment refunded, RF-77');
+    await page.click('#c-submit');
+    await page.waitForSelector('[data-testid="cancel-result"] td');
+    await expect(page.locator('[data-testid="status"]').textContent()).resolves.toBe(
+      'cancel committed for b-refund by operator:local-operator',
+    );
+    await expect(page.locator('[data-testid="cancel-result"] tbody').textContent()).resolves.toContain(
+      'cancelled',
+    );
+    const row = await ledgerForTest.get(scheduled.pk, true);
+    expect(row?.state).toBe('cancelled');
+    expect(row?.history.at(-1)?.by).toBe('operator:local-operator');
+    await page.close();
+  }, 60_000);
+
   it('renders a hostile event id as text: no element, no script run', async () => {
     const page = await openConsole(urls.operator);
     const cell = page.locator(`${rowSelector(hostile.pk)} .event-id`);
@@ -197,6 +246,7 @@ describe('operator console in Chromium', () => {
     await page.waitForSelector(rowSelector(quarantined[3]!.pk));
     await expect(page.locator('#d-submit').count()).resolves.toBe(0);
     await expect(page.locator('#s-add').count()).resolves.toBe(0);
+    await expect(page.locator('#c-submit').count()).resolves.toBe(0);
     await expect(
       page.locator('[data-testid="attention-table"] input[type="checkbox"]').count(),
     ).resolves.toBe(0);
@@ -222,21 +272,25 @@ describe('operator console in Chromium', () => {
             reason: 'viewer attempt',
           }),
         );
+        out.push(
+          await post('/api/cancel', { tenant: 'acme-games', eventId: 'b-q4', reason: 'viewer attempt' }),
+        );
         return out;
       },
       { token: viewerToken, key: quarantined[3]!.pk },
     );
-    expect(statuses).toEqual([403, 403, 403, 403]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403]);
     const audit = readFileSync(join(stateDir, 'console-audit.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { kind: string; principal: string; status: number });
     expect(
       audit.filter((e) => e.kind === 'denied' && e.principal === 'viewer:local-viewer' && e.status === 403),
-    ).toHaveLength(4);
+    ).toHaveLength(5);
+    // Three row decisions and one cancel.
     expect(
       audit.filter((e) => e.kind === 'decision' && e.principal === 'operator:local-operator'),
-    ).toHaveLength(3);
+    ).toHaveLength(4);
     await page.close();
   }, 60_000);
 });
