@@ -25,7 +25,7 @@ import { consumerLockfile, sha512Integrity } from './consumerLock.js';
  * install the tarball with `npm ci --offline` (see consumerLock.ts: every dependency comes from npm's
  * cache, no registry) — a CDK app that puts NotificationLedger in its own stack and synthesizes it, and a
  * service that publishes intents from plain JavaScript. Neither has TypeScript, tsx, esbuild or Docker.
- * Their code is test/package/consumer/*.mjs, which the README quotes.
+ * Their code is test/package/consumer/*.mjs, which docs/install.md quotes.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CONSUMER = fileURLToPath(new URL('./consumer/', import.meta.url));
