@@ -329,6 +329,8 @@ export class NotificationLedger extends Construct {
             fn.setEnv(ENV.smsOriginationIdentity, props.sms.senderId);
         },
       });
+      // The named audit queries run in the archive's Athena workgroup.
+      this.archive.grantAuditQueries(this.console.function);
     }
 
     // --- alarms -----------------------------------------------------------------------------------------

@@ -10,13 +10,14 @@ import type { DeliveryRecord, Ledger, SuppressionList } from '../ledger/port.js'
 import { DecisionRefusedError, type OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { type Authenticator, allows, type Principal, type Role } from './auth.js';
 import { type ConsoleRequest, type ConsoleResponse, MAX_BODY_BYTES } from './http.js';
-import type {
-  AuditEntry,
-  AuditLog,
-  AuditQueries,
-  CapabilityLookup,
-  LedgerStats,
-  SuppressionEntry,
+import {
+  type AuditEntry,
+  type AuditLog,
+  type AuditQueries,
+  AuditQueryFailed,
+  type CapabilityLookup,
+  type LedgerStats,
+  type SuppressionEntry,
 } from './ports.js';
 import { type StaticFiles, securityHeaders } from './staticFiles.js';
 
@@ -461,6 +462,7 @@ export const createConsoleHandler = (deps: ConsoleDeps): ConsoleHandler => {
           });
         } catch (error) {
           if (error instanceof NamedQueryError) throw new BadRequest('invalid_arguments', error.message);
+          if (error instanceof AuditQueryFailed) return problem(502, 'query_failed', error.message);
           throw error;
         }
       },
