@@ -26,7 +26,7 @@ import { OperatorConsole, type OperatorConsoleProps } from './constructs/Operato
 import { ReconcilerWorkflow } from './constructs/ReconcilerWorkflow.js';
 import { acknowledge } from './nag.js';
 
-export type EmailTransportName = 'ses' | 'resend' | 'rest' | 'simulator';
+export type EmailTransportName = 'ses' | 'resend' | 'sendgrid' | 'rest' | 'simulator';
 export type SmsTransportName = 'sms-v2' | 'twilio' | 'rest' | 'simulator';
 
 export interface EmailChannelProps {
@@ -57,7 +57,8 @@ export interface NotificationLedgerProps {
   email: EmailChannelProps;
   sms: SmsChannelProps;
   /**
-   * One Secrets Manager secret with the credentials of the non-AWS providers (Resend, Twilio, REST), read by
+   * One Secrets Manager secret with the credentials of the non-AWS providers (Resend, SendGrid, Twilio, REST:
+   * JSON `{ resendApiKey?, sendgridApiKey?, twilioAccountSid?, twilioAuthToken?, … }`), read by
    * the functions at run time by ARN. Required when a channel uses one of those transports. Import it with
    * `Secret.fromSecretCompleteArn` so the grant names the exact secret.
    */
@@ -118,7 +119,7 @@ export interface NotificationLedgerProps {
   templatesDir?: string;
 }
 
-const NEEDS_PROVIDER_SECRET = new Set<string>(['resend', 'twilio', 'rest']);
+const NEEDS_PROVIDER_SECRET = new Set<string>(['resend', 'sendgrid', 'twilio', 'rest']);
 /** Dispatcher timeout; the intake queue's visibility timeout is six times this. */
 export const DISPATCHER_TIMEOUT = Duration.seconds(INTAKE_QUEUE.dispatcherTimeoutSeconds);
 
@@ -328,6 +329,8 @@ export class NotificationLedger extends Construct {
             fn.setEnv(ENV.smsOriginationIdentity, props.sms.senderId);
         },
       });
+      // The named audit queries run in the archive's Athena workgroup.
+      this.archive.grantAuditQueries(this.console.function);
     }
 
     // --- alarms -----------------------------------------------------------------------------------------

@@ -39,6 +39,11 @@ export class SendproofStack extends Stack {
       output('ConsoleClientId', c.userPoolClient.userPoolClientId, 'The page app client (hosted UI)');
       output('ConsoleHostedUiDomain', c.hostedUiDomain, 'Cognito hosted UI domain');
     }
+    if (ledgerProps.email.transport === 'sendgrid') {
+      // SendGrid's Event Webhook (Settings → Mail Settings → Event Webhook, signed) posts here; its
+      // verification key goes into the webhook secret as `sendgrid`.
+      output('SendGridEventWebhookUrl', `${evidence.webhookUrl.url}sendgrid`, 'SendGrid Event Webhook URL');
+    }
     if (this.ledger.sesConfigurationSetName) {
       output('SesConfigurationSetName', this.ledger.sesConfigurationSetName, 'SES v2 configuration set');
     }

@@ -54,7 +54,7 @@ const ContextSchema = z.object({
   region: z.string().optional(),
   email: jsonish(
     z.strictObject({
-      transport: z.enum(['ses', 'resend', 'rest', 'simulator']),
+      transport: z.enum(['ses', 'resend', 'sendgrid', 'rest', 'simulator']),
       fromAddress: z.string().min(3),
       sesIdentity: z.string().optional(),
       sesConfigurationSetName: z.string().optional(),

@@ -35,6 +35,10 @@ export const ENV = {
   webhookSecrets: 'SENDPROOF_WEBHOOK_SECRETS',
   twilioStatusCallbackUrl: 'SENDPROOF_TWILIO_STATUS_CALLBACK_URL',
   localWebhookPort: 'SENDPROOF_LOCAL_WEBHOOK_PORT',
+  athenaWorkGroup: 'SENDPROOF_ATHENA_WORKGROUP',
+  athenaDatabase: 'SENDPROOF_ATHENA_DATABASE',
+  localSesEmitterPort: 'SENDPROOF_LOCAL_SES_EMITTER_PORT',
+  localSesUpstream: 'SENDPROOF_LOCAL_SES_UPSTREAM',
   purposes: 'SENDPROOF_PURPOSES',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
   leaseSeconds: 'SENDPROOF_LEASE_SECONDS',
@@ -105,6 +109,13 @@ export const ConfigSchema = z.object({
   twilioStatusCallbackUrl: optionalUrl,
   /** Local stack only: the port the functions worker serves the evidence endpoint on. */
   localWebhookPort: z.coerce.number().int().min(1).max(65_535).optional(),
+  /** Console in AWS: the archive's Athena workgroup and Glue database for the named audit queries. */
+  athenaWorkGroup: z.string().min(1).optional(),
+  athenaDatabase: z.string().min(1).optional(),
+  /** Local stack only: the port of the SES event emitter (lib/local/SesEventEmitter.ts) in front of the inbox. */
+  localSesEmitterPort: z.coerce.number().int().min(1).max(65_535).optional(),
+  /** Local stack only: aws-ses-v2-local's URL, behind the emitter. */
+  localSesUpstream: optionalUrl,
   purposes: z
     .string()
     .optional()

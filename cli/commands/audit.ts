@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { drainFailureQueue } from '../../lib/archive/backfill.js';
-import { exportBundle, verifyBundle } from '../../lib/archive/bundle.js';
+import { exportBundle, unpackBundleDocument, verifyBundle } from '../../lib/archive/bundle.js';
 // Type-only: DuckDB's native module costs ~0.6 s to load, so only an audit command loads it (see withAudit).
 import type { AuditResult, DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
 import {
@@ -181,7 +182,10 @@ const registerDigests = (audit: Command): void => {
     .option('--from <day>', 'first day, YYYY-MM-DD')
     .option('--to <day>', 'last day, YYYY-MM-DD')
     .option('--tenant <tenant>', 'only this tenant (default: every tenant)')
-    .option('--bundle <dir>', 'verify an export bundle offline instead of the archive folder')
+    .option(
+      '--bundle <dir|file>',
+      "verify an export bundle offline instead of the archive folder: its folder, or the console's JSON download",
+    )
     .option('--archive-dir <dir>', 'archive folder (default: as for the queries)')
     .option('--key-dir <dir>', 'local signing key folder (default: keys/ next to the archive folder)')
     .option('--public-key <file>', 'trusted public key, PEM (default: the local key; a bundle: its own)')
@@ -195,7 +199,17 @@ const registerDigests = (audit: Command): void => {
           process.stderr.write(
             'sendproof: trusting the public key inside the bundle; pass --public-key to check against your own copy\n',
           );
-        report = await verifyBundle(resolve(options.bundle), pem);
+        const path = resolve(options.bundle);
+        if (statSync(path).isFile()) {
+          // The console's download: the same files in one JSON document, unpacked and verified as a folder.
+          const dir = mkdtempSync(join(tmpdir(), 'sendproof-bundle-'));
+          try {
+            await unpackBundleDocument(JSON.parse(readFileSync(path, 'utf8')), dir);
+            report = await verifyBundle(dir, pem);
+          } finally {
+            rmSync(dir, { recursive: true, force: true });
+          }
+        } else report = await verifyBundle(path, pem);
       } else {
         if (!options.from || !options.to) throw new Error('verify needs --from and --to (or --bundle)');
         const key = trustedKey(options);

@@ -59,12 +59,35 @@ const rowsOf = async (
   return ((out.Items ?? []) as DeliveryRecord[]).filter((r) => r.state !== undefined);
 };
 
+/** An accepted SES email is settled for the demo once an event after `Send` (delivery, bounce) is on it. */
+const settled = (row: DeliveryRecord, emailTransport: string) =>
+  isTerminal(row.state) &&
+  (emailTransport !== 'ses' ||
+    row.channel !== 'email' ||
+    row.state !== 'accepted' ||
+    (row.delivery !== undefined && row.delivery.status !== 'sent'));
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** One line per row: the ledger's acceptance, then what the provider's events said after it. */
+export const timelineOf = (row: DeliveryRecord): string => {
+  const accepted = row.history.find((h) => h.s === 'accepted');
+  const head = accepted
+    ? `accepted by ${row.transport ?? '?'} at ${iso(accepted.at)} (msg ${row.providerMessageId ?? '-'})`
+    : `${row.state} at ${iso(row.history.at(-1)?.at ?? 0)}`;
+  const facts = (row.delivery?.h ?? [])
+    .filter((f) => f.f !== 'sent')
+    .map((f) => `${f.f} at ${iso(f.at)} (${f.why})`);
+  return [head, ...facts].join(' · ');
+};
+
 /** Prints counts by state every second until every row is final (or 90 s pass). */
 const watch = async (stack: RunningLocalStack, print: (line: string) => void): Promise<DeliveryRecord[]> => {
   const started = Date.now();
   const client = dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb });
   let rows: DeliveryRecord[] = [];
   let last = '';
+  let quiet = 0;
   while (Date.now() - started < 90_000) {
     await new Promise((r) => setTimeout(r, 1000));
     rows = await rowsOf(stack, client);
@@ -72,8 +95,10 @@ const watch = async (stack: RunningLocalStack, print: (line: string) => void): P
     for (const row of rows) counts.set(row.state, (counts.get(row.state) ?? 0) + 1);
     const line = [...counts.entries()].map(([s, n]) => `${s} ${n}`).join(' · ');
     if (line !== last) print(`  [+${Math.round((Date.now() - started) / 1000)}s] ${line}`);
+    // Settled and quiet for 3 s: a fallback the evidence moved on (an email that bounced) adds its row then.
+    quiet = line === last ? quiet + 1 : 0;
     last = line;
-    if (rows.length > 0 && rows.every((r) => isTerminal(r.state))) break;
+    if (rows.length > 0 && rows.every((r) => settled(r, stack.state.emailTransport)) && quiet >= 3) break;
   }
   return rows;
 };
@@ -126,6 +151,8 @@ export const register = (program: Command): void => {
         print('\nSendproof local stack is up (loopback only):');
         for (const [name, value] of Object.entries(endpointsOf(s))) print(`  ${name.padEnd(10)} ${value}`);
         print(`  SES inbox  ${s.ses}/   ·   simulator log ${s.simulator}/_sim/requests`);
+        if (s.emailTransport === 'ses')
+          print(`  SES events ${s.ses}/_sendproof/events (emitted to the evidence function)`);
         print(`  functions log ${s.functionsLog}\n`);
         if (options.console && !options.exitAfterDemo) {
           operatorConsole = await startLocalConsole(s, { stateDir: options.stateDir });
@@ -157,6 +184,9 @@ export const register = (program: Command): void => {
           print('\nfinal rows:');
           for (const row of rows.sort((a, b) => a.pk.localeCompare(b.pk)))
             print(`  ${row.state.padEnd(12)} ${row.pk}  ${row.history.map((h) => h.s).join('→')}`);
+          print('\ntimelines (ledger, then the provider events recorded as evidence):');
+          for (const row of rows.sort((a, b) => a.pk.localeCompare(b.pk)))
+            print(`  ${row.eventId} ${row.channel}: ${timelineOf(row)}`);
           print(
             '\ntry: npx sendproof status rst_8a02 · npx sendproof explain report-42 · npx sendproof explain pay_90211-ord_306 · npx sendproof audit list',
           );

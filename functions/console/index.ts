@@ -1,6 +1,8 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { athenaClient } from '../../lib/aws/clients.js';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { stdoutAuditLog } from '../../lib/console/adapters.js';
+import { athenaAuditQueries } from '../../lib/console/athenaAuditQueries.js';
 import { jwtClaimsAuthenticator } from '../../lib/console/auth.js';
 import { fromApiGatewayEvent, toApiGatewayResult } from '../../lib/console/http.js';
 import { consoleHandlerFor } from '../../lib/console/wiring.js';
@@ -13,6 +15,16 @@ const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.console);
 const { handler: consoleHandler } = consoleHandlerFor(config, {
   authenticate: jwtClaimsAuthenticator(),
   auditLog: stdoutAuditLog(),
+  // The named audit queries run in the archive's Athena workgroup (the same SQL as the local DuckDB).
+  ...(config.athenaWorkGroup && config.athenaDatabase
+    ? {
+        audit: athenaAuditQueries({
+          client: athenaClient({ region: config.region }),
+          workGroup: config.athenaWorkGroup,
+          database: config.athenaDatabase,
+        }),
+      }
+    : {}),
   ...(process.env.SENDPROOF_CONSOLE_ORIGIN ? { allowedOrigin: process.env.SENDPROOF_CONSOLE_ORIGIN } : {}),
 });
 

@@ -17,6 +17,14 @@ export interface AlarmThresholds {
   oldestUnknownAge?: Duration;
   /** Oldest row the ledger still owns, in any non-terminal state (reconciler metric). */
   oldestNonTerminalAge?: Duration;
+  /** Webhook requests refused (unsigned, forged, replayed) in 5 minutes above which someone is probing. */
+  webhookRefused?: number;
+  /** Provider events in 5 minutes that match no claim of ours (a tag lost, another sender on the config set). */
+  evidenceUnmatched?: number;
+  /** Permanent bounces in 5 minutes (any channel, purpose): a list gone stale, or a template sent to typos. */
+  hardBounces?: number;
+  /** Complaints in 5 minutes: providers suspend senders whose complaint rate stays high. */
+  complaints?: number;
 }
 
 export interface AlarmsProps {
@@ -35,7 +43,28 @@ export const DEFAULT_THRESHOLDS = {
   archiverIteratorAge: Duration.hours(1),
   oldestUnknownAge: Duration.hours(6),
   oldestNonTerminalAge: Duration.hours(24),
+  webhookRefused: 10,
+  evidenceUnmatched: 10,
+  hardBounces: 5,
+  complaints: 0,
 } as const;
+
+/**
+ * The dimensions each evidence metric is emitted with (Powertools adds `service`). A Metrics Insights
+ * query sums one metric over every combination of them: an alarm cannot SEARCH, and the dimension values
+ * (provider, fact, purpose…) are not known at synth.
+ */
+export const EVIDENCE_METRIC_DIMENSIONS = {
+  [METRIC.deliveryFacts]: ['channel', 'fact', 'purpose', 'service'],
+  [METRIC.evidenceUnmatched]: ['service', 'source'],
+  [METRIC.webhookRefused]: ['provider', 'reason', 'service'],
+} as const;
+
+export const evidenceQuery = (metricName: keyof typeof EVIDENCE_METRIC_DIMENSIONS, where?: string): string =>
+  `SELECT SUM(${metricName}) FROM SCHEMA("${METRICS_NAMESPACE}", ${EVIDENCE_METRIC_DIMENSIONS[metricName].join(', ')})${where ? ` WHERE ${where}` : ''}`;
+
+const insights = (label: string, expression: string): cloudwatch.MathExpression =>
+  new cloudwatch.MathExpression({ expression, label, period: Duration.minutes(5), usingMetrics: {} });
 
 const sendproofMetric = (metricName: string, statistic: string): cloudwatch.Metric =>
   new cloudwatch.Metric({
@@ -123,6 +152,42 @@ export class Alarms extends Construct {
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    // --- evidence: what providers said after acceptance, and who knocked on the webhook ---------------
+    const evidenceAlarm = (alarmId: string, alarmDescription: string, query: string, threshold: number) =>
+      add(alarmId, {
+        alarmDescription,
+        metric: insights(alarmId, query),
+        threshold,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    const evidenceAlarms = [
+      evidenceAlarm(
+        'WebhookRefused',
+        'Evidence endpoint refused unsigned, forged or replayed webhooks (401): a probe, or a rotated secret',
+        evidenceQuery(METRIC.webhookRefused),
+        thresholds.webhookRefused,
+      ),
+      evidenceAlarm(
+        'EvidenceUnmatched',
+        'Provider events carry no key hash of ours: a lost tag, or another sender on the configuration set',
+        evidenceQuery(METRIC.evidenceUnmatched),
+        thresholds.evidenceUnmatched,
+      ),
+      evidenceAlarm(
+        'HardBounces',
+        'Permanent bounces after acceptance (recipients now suppressed): check the addresses being sent to',
+        evidenceQuery(METRIC.deliveryFacts, "fact = 'bounced_permanent'"),
+        thresholds.hardBounces,
+      ),
+      evidenceAlarm(
+        'Complaints',
+        'Recipients marked notifications as spam (recipients now suppressed): providers suspend on a high rate',
+        evidenceQuery(METRIC.deliveryFacts, "fact = 'complained'"),
+        thresholds.complaints,
+      ),
+    ];
     const quarantined = add('QuarantinedRows', {
       alarmDescription: 'Ledger rows are quarantined and wait for a human decision',
       metric: sendproofMetric(METRIC.quarantinedRows, 'Maximum'),
@@ -182,6 +247,7 @@ export class Alarms extends Construct {
       new cloudwatch.AlarmWidget({ alarm, title: alarm.node.id, width: 8 });
     this.dashboard.addWidgets(...[queueAge, iteratorAge, oldestUnknown].map(graph));
     this.dashboard.addWidgets(...[quarantined, reconcileFailed, ...dlqAlarms].map(graph));
+    this.dashboard.addWidgets(...evidenceAlarms.map(graph));
     this.dashboard.addWidgets(...functionAlarms.map(graph));
   }
 }

@@ -298,7 +298,77 @@ export class AuditArchive extends Construct {
       namedQuery.addResourceDependency(this.table);
       return namedQuery;
     });
+    this.databaseName = databaseName;
   }
+
+  readonly databaseName: string;
+
+  /**
+   * Lets a function run the named audit queries in the workgroup (the console in AWS): the workgroup and
+   * database names as settings, and exactly what Athena needs from the caller — the query calls on this
+   * workgroup, the Glue catalog entries of this database, reads of the archive's transitions, and writes
+   * of the results under the workgroup's enforced result location. Nothing else: no other workgroup,
+   * no archive write or delete.
+   */
+  grantAuditQueries(grantee: AuditQueryGrantee): void {
+    const stack = Stack.of(this);
+    grantee.setEnv(ENV.athenaWorkGroup, this.workGroup.ref);
+    grantee.setEnv(ENV.athenaDatabase, this.databaseName);
+    const statement = (sid: string, actions: string[], resources: string[]) =>
+      grantee.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources }));
+    statement(
+      'AuditQueriesAthena',
+      [
+        'athena:StartQueryExecution',
+        'athena:GetQueryExecution',
+        'athena:GetQueryResults',
+        'athena:StopQueryExecution',
+      ],
+      [stack.formatArn({ service: 'athena', resource: 'workgroup', resourceName: this.workGroup.ref })],
+    );
+    statement(
+      'AuditQueriesCatalog',
+      ['glue:GetDatabase', 'glue:GetTable', 'glue:GetPartitions'],
+      [
+        stack.formatArn({ service: 'glue', resource: 'catalog' }),
+        stack.formatArn({ service: 'glue', resource: 'database', resourceName: this.databaseName }),
+        stack.formatArn({
+          service: 'glue',
+          resource: 'table',
+          resourceName: `${this.databaseName}/${ARCHIVE_TABLE}`,
+        }),
+      ],
+    );
+    const archiveObjects = this.bucket.arnForObjects(`${ARCHIVE_PREFIX}*`);
+    statement('AuditQueriesArchiveRead', ['s3:GetObject'], [archiveObjects]);
+    statement('AuditQueriesArchiveList', ['s3:ListBucket', 's3:GetBucketLocation'], [this.bucket.bucketArn]);
+    const resultObjects = this.resultsBucket.arnForObjects('results/*');
+    statement(
+      'AuditQueriesResults',
+      ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+      [resultObjects],
+    );
+    statement(
+      'AuditQueriesResultsBucket',
+      ['s3:ListBucket', 's3:GetBucketLocation', 's3:ListBucketMultipartUploads'],
+      [this.resultsBucket.bucketArn],
+    );
+    acknowledgeWildcardResource(
+      grantee.role,
+      archiveObjects,
+      'Athena reads the archive objects of the queried tenant and days; their keys are not known in advance. GetObject only.',
+    );
+    acknowledgeWildcardResource(
+      grantee.role,
+      resultObjects,
+      "Athena writes each query's result object under the workgroup's enforced result prefix as the caller.",
+    );
+  }
+}
+
+export interface AuditQueryGrantee {
+  readonly role: iam.IRole;
+  setEnv(name: (typeof ENV)[keyof typeof ENV], value: string): unknown;
 }
 
 /** Athena descriptions are limited to 1024 characters; the parameters are listed because `?` says nothing. */

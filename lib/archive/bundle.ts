@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import {
   DIGEST_PREFIX,
@@ -208,4 +209,50 @@ export const verifyBundle = async (dir: string, trustedPublicKeyPem?: string): P
       bundleProblems.length ===
     0;
   return { ...report, ok, bundleProblems };
+};
+
+/**
+ * The same bundle as one JSON document, for a download over HTTP (the console's timeline link): every
+ * file of the bundle folder, by its path in the folder, base64. `sendproof audit verify --bundle FILE`
+ * unpacks it and verifies exactly as it verifies the folder.
+ */
+export interface BundleDocument {
+  sendproofBundle: 1;
+  manifest: BundleManifest;
+  files: Array<{ path: string; base64: string }>;
+}
+
+export const bundleDocument = async (options: Omit<ExportOptions, 'outDir'>): Promise<BundleDocument> => {
+  const dir = await mkdtemp(join(tmpdir(), 'sendproof-bundle-'));
+  try {
+    const manifest = await exportBundle({ ...options, outDir: dir });
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+    const files = [];
+    for (const entry of entries.filter((e) => e.isFile())) {
+      const full = join(entry.parentPath, entry.name);
+      files.push({
+        path: relative(dir, full).split('\\').join('/'),
+        base64: (await readFile(full)).toString('base64'),
+      });
+    }
+    return { sendproofBundle: 1, manifest, files: files.sort((a, b) => a.path.localeCompare(b.path)) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};
+
+/** Writes a bundle document's files into `outDir`; refuses a path that would leave it. */
+export const unpackBundleDocument = async (document: unknown, outDir: string): Promise<void> => {
+  const doc = document as Partial<BundleDocument> | null;
+  if (doc?.sendproofBundle !== 1 || !Array.isArray(doc.files))
+    throw new Error('not a Sendproof bundle document (sendproofBundle: 1 with files)');
+  for (const file of doc.files) {
+    if (typeof file?.path !== 'string' || typeof file.base64 !== 'string')
+      throw new Error('bundle document: every file needs a path and base64 content');
+    const target = normalize(join(outDir, file.path));
+    if (file.path.startsWith('/') || relative(outDir, target).startsWith('..'))
+      throw new Error(`bundle document: path ${file.path} leaves the bundle folder`);
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, Buffer.from(file.base64, 'base64'));
+  }
 };

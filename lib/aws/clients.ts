@@ -1,3 +1,4 @@
+import { AthenaClient } from '@aws-sdk/client-athena';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
@@ -44,3 +45,6 @@ export const sesClient = (options: ClientOptions): SESv2Client =>
 
 export const smsV2Client = (options: ClientOptions): PinpointSMSVoiceV2Client =>
   new PinpointSMSVoiceV2Client({ ...base(options), maxAttempts: 1 });
+
+/** The console's named audit queries in AWS (lib/console/athenaAuditQueries.ts). */
+export const athenaClient = (options: ClientOptions): AthenaClient => new AthenaClient(base(options));

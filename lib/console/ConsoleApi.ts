@@ -1,25 +1,33 @@
 import { z } from 'zod';
+import type { BundleDocument } from '../archive/bundle.js';
 import type { AuditResult } from '../archive/DuckDbAudit.js';
 import { NamedQueryError } from '../archive/namedQueries.js';
 import type { Clock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
 import { IdentifierSchema } from '../domain/intent.js';
 import { ChannelSchema } from '../domain/purposes.js';
-import { ATTENTION_STATES, type DeliveryState } from '../domain/states.js';
+import type { ATTENTION_STATES, DeliveryState } from '../domain/states.js';
 import type { DeliveryRecord, Ledger, SuppressionList } from '../ledger/port.js';
 import type { CancelReport, CancelRequest } from '../publish/cancelNotifications.js';
 import { DecisionRefusedError, type OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { type Authenticator, allows, type Principal, type Role } from './auth.js';
 import { type ConsoleRequest, type ConsoleResponse, MAX_BODY_BYTES } from './http.js';
-import type {
-  AuditEntry,
-  AuditLog,
-  AuditQueries,
-  CapabilityLookup,
-  LedgerStats,
-  SuppressionEntry,
+import {
+  type AuditEntry,
+  type AuditLog,
+  type AuditQueries,
+  AuditQueryFailed,
+  type CapabilityLookup,
+  type LedgerStats,
+  type SuppressionEntry,
 } from './ports.js';
 import { type StaticFiles, securityHeaders } from './staticFiles.js';
+
+/** Builds a notification's export bundle (lib/archive/bundle.ts) as one JSON document for download. */
+export type BundleExporter = (
+  subject: string,
+  scope: { tenant: string; from: string; to: string },
+) => Promise<BundleDocument>;
 
 export interface ConsoleDeps {
   ledger: Ledger;
@@ -27,6 +35,8 @@ export interface ConsoleDeps {
   authenticate: Authenticator;
   clock: Clock;
   stats: () => Promise<LedgerStats>;
+  /** The timeline's export-bundle link (local: the archive folder and the local signing key). */
+  exportBundle?: BundleExporter;
   capabilities: CapabilityLookup;
   auditLog: AuditLog;
   audit?: AuditQueries;
@@ -44,8 +54,6 @@ export interface ConsoleDeps {
   staticFiles?: StaticFiles;
   /** Decision rows per principal per minute (a token bucket; the bulk size counts). Default 60. */
   decisionRowsPerMinute?: number;
-  /** An `unknown` or `retry_wait` row its owner has not revisited for this long is `stalled`. Default 15 min. */
-  stalledAfterMs?: number;
   /** Allowed browser origin for the API (AWS: the CloudFront domain). Absent: same origin only. */
   allowedOrigin?: string;
   /** Unexpected failures (a 500): name and message only, never a request body. */
@@ -60,7 +68,13 @@ const defaultLogError = (error: unknown) =>
 export type ConsoleHandler = (request: ConsoleRequest) => Promise<ConsoleResponse>;
 
 const MAX_BULK = 50;
-export const ATTENTION_LISTS = [...ATTENTION_STATES, 'stalled'] as const;
+/** The attention lists are the attention index's states; `stalled` is the state the sweep writes. */
+export const ATTENTION_LISTS = [
+  'unknown',
+  'quarantined',
+  'retry_wait',
+  'stalled',
+] as const satisfies Readonly<typeof ATTENTION_STATES>;
 type AttentionList = (typeof ATTENTION_LISTS)[number];
 
 const AttentionQuery = z.strictObject({
@@ -217,7 +231,6 @@ const lastWhy = (row: DeliveryRecord): string | undefined => {
  */
 export const createConsoleHandler = (deps: ConsoleDeps): ConsoleHandler => {
   const limiter = new RateLimiter(deps.decisionRowsPerMinute ?? 60, deps.clock);
-  const stalledAfterMs = deps.stalledAfterMs ?? 15 * 60_000;
   const audit = async (entry: Omit<AuditEntry, 'at'>) =>
     deps.auditLog.record({ at: new Date(deps.clock.now()).toISOString(), ...entry });
   const principalName = (p: Principal) => `${p.role}:${p.id}`;
@@ -258,31 +271,24 @@ export const createConsoleHandler = (deps: ConsoleDeps): ConsoleHandler => {
   const attention = async (request: ConsoleRequest) => {
     const q = parseWith(AttentionQuery, request.query);
     const now = deps.clock.now();
-    const sources: DeliveryState[] =
-      q.list === 'stalled' ? ['unknown', 'retry_wait'] : [q.list as DeliveryState];
-    const items: DeliveryRecord[] = [];
-    let cursor: string | undefined;
-    for (const state of sources) {
-      // Stalled scans both indexes from their oldest row; the list's own cursor pages a single index.
-      const page = await deps.ledger.listAttention(state, {
-        limit: q.limit,
-        ...(q.cursor && q.list !== 'stalled' ? { cursor: q.cursor } : {}),
-      });
-      items.push(...page.items);
-      if (q.list !== 'stalled') cursor = page.cursor;
-    }
+    // One attention index per list. `stalled` is the state the sweep writes when nothing can resume a
+    // row (lib/reconcile/Sweeper.ts), not a guess from an age: an old `unknown` row still has its owner.
+    const page = await deps.ledger.listAttention(q.list as DeliveryState, {
+      limit: q.limit,
+      ...(q.cursor ? { cursor: q.cursor } : {}),
+    });
+    const items: DeliveryRecord[] = page.items;
+    const cursor = page.cursor;
     const minAgeMs = (q.minAgeSeconds ?? 0) * 1000;
     const filtered = items.filter(
       (row) =>
         (!q.tenant || row.tenant === q.tenant) &&
         (!q.purpose || row.purpose === q.purpose) &&
         (!q.channel || row.channel === q.channel) &&
-        (q.list !== 'stalled' || (row.attnAt ?? row.updatedAt) < now - stalledAfterMs) &&
         now - (row.attnAt ?? row.updatedAt) >= minAgeMs,
     );
     return json(200, {
       list: q.list as AttentionList,
-      ...(q.list === 'stalled' ? { stalledAfterSeconds: Math.round(stalledAfterMs / 1000) } : {}),
       items: filtered.map((row) => view(row, now)),
       ...(cursor ? { cursor } : {}),
     });
@@ -345,7 +351,11 @@ export const createConsoleHandler = (deps: ConsoleDeps): ConsoleHandler => {
     ];
     return json(200, {
       row: view(row, now),
-      links: { resendOf: row.resendOf ?? null, supersededBy: row.supersededBy ?? null },
+      links: {
+        resendOf: row.resendOf ?? null,
+        supersededBy: row.supersededBy ?? null,
+        exportBundle: deps.exportBundle ? `/api/export?${new URLSearchParams({ key })}` : null,
+      },
       history: row.history.map((h, i) => ({
         version: i + 1,
         state: h.s,
@@ -489,6 +499,34 @@ export const createConsoleHandler = (deps: ConsoleDeps): ConsoleHandler => {
     { method: 'GET', path: '/api/timeline', role: 'viewer', run: (r) => timeline(r) },
     {
       method: 'GET',
+      path: '/api/export',
+      role: 'viewer',
+      run: async (r) => {
+        const { key } = parseWith(TimelineQuery, r.query);
+        if (!deps.exportBundle)
+          return problem(501, 'not_configured', 'no export bundle source is configured');
+        const row = await deps.ledger.get(key, true);
+        if (!row) return problem(404, 'not_found', 'no ledger row with this key');
+        // The archive days the row can have transitions in: from its creation to today.
+        const now = deps.clock.now();
+        try {
+          const bundle = await deps.exportBundle(key, {
+            tenant: row.tenant,
+            from: day(row.createdAt),
+            to: day(now),
+          });
+          return json(200, bundle, {
+            'content-disposition': `attachment; filename="sendproof-bundle-${row.idempotencyKey.slice(0, 16)}.json"`,
+          });
+        } catch (error) {
+          if (error instanceof Error && error.message.startsWith('no archived transition'))
+            return problem(404, 'not_archived', error.message);
+          throw error;
+        }
+      },
+    },
+    {
+      method: 'GET',
       path: '/api/suppressions',
       role: 'viewer',
       run: async () =>
@@ -527,6 +565,7 @@ export const createConsoleHandler = (deps: ConsoleDeps): ConsoleHandler => {
           });
         } catch (error) {
           if (error instanceof NamedQueryError) throw new BadRequest('invalid_arguments', error.message);
+          if (error instanceof AuditQueryFailed) return problem(502, 'query_failed', error.message);
           throw error;
         }
       },

@@ -1,4 +1,7 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { bundleDocument } from '../archive/bundle.js';
+import { ensureLocalDigestKey } from '../archive/digest.js';
+import { DirStore } from '../archive/store.js';
 import { ConfigSchema } from '../config.js';
 import type { LocalState } from '../local/LocalStack.js';
 import { jsonLinesAuditLog } from './adapters.js';
@@ -54,6 +57,17 @@ export const startLocalConsole = async (
     auditLog: jsonLinesAuditLog(auditLogFile),
     staticFiles: staticFilesFrom(),
     audit: duckDbAuditQueries(state.archiveDir),
+    // As `sendproof audit export`: the archive folder's objects and digests, signed by the local key.
+    exportBundle: async (subject, scope) => {
+      const key = ensureLocalDigestKey(join(dirname(state.archiveDir), 'keys'));
+      return bundleDocument({
+        store: new DirStore(state.archiveDir),
+        subject,
+        ...scope,
+        publicKeyPem: key.publicKeyPem,
+        keyId: key.keyId,
+      });
+    },
     ...(options.decisionRowsPerMinute ? { decisionRowsPerMinute: options.decisionRowsPerMinute } : {}),
   });
   const server = await startConsoleServer(handler, {

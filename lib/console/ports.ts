@@ -17,6 +17,14 @@ export interface AuditQueries {
   run(name: string, args: readonly string[]): Promise<AuditResult>;
 }
 
+/** The engine did not finish a named query (failed, cancelled, too slow): the console answers 502. */
+export class AuditQueryFailed extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'AuditQueryFailed';
+  }
+}
+
 /** One suppressed recipient (by opaque ref) with its suppressed channels and reasons. No address exists here. */
 export interface SuppressionEntry {
   tenant: string;

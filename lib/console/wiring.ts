@@ -9,7 +9,12 @@ import { createTransports } from '../transports/index.js';
 import { documentClientFor, ledgerFor, purposesFor } from '../wiring.js';
 import { capabilitiesOf, dynamoLedgerStats, dynamoSuppressions, sqsQueueDepth } from './adapters.js';
 import type { Authenticator } from './auth.js';
-import { type ConsoleDeps, type ConsoleHandler, createConsoleHandler } from './ConsoleApi.js';
+import {
+  type BundleExporter,
+  type ConsoleDeps,
+  type ConsoleHandler,
+  createConsoleHandler,
+} from './ConsoleApi.js';
 import type { AuditLog, AuditQueries } from './ports.js';
 import type { StaticFiles } from './staticFiles.js';
 
@@ -18,6 +23,8 @@ export interface ConsoleWiring {
   auditLog: AuditLog;
   /** The archive's named queries (local: DuckDB over the mirror folder). Absent: archive routes say so. */
   audit?: AuditQueries;
+  /** The timeline's export-bundle download (local: the archive folder). Absent: the link is not shown. */
+  exportBundle?: BundleExporter;
   staticFiles?: StaticFiles;
   allowedOrigin?: string;
   decisionRowsPerMinute?: number;
@@ -69,6 +76,7 @@ export const consoleHandlerFor = (
     capabilities: consoleCapabilities(config),
     auditLog: wiring.auditLog,
     ...(audit ? { audit } : {}),
+    ...(wiring.exportBundle ? { exportBundle: wiring.exportBundle } : {}),
     ...(config.suppressionTable
       ? {
           suppressions: dynamoSuppressions(doc, config.suppressionTable),

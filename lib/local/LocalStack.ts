@@ -167,6 +167,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     await s3.send(new CreateBucketCommand({ Bucket: attachmentsBucket }));
 
     const webhookPort = await freePort();
+    // SES sends go through the event emitter (in the functions worker), which proxies to the inbox and
+    // feeds EventBridge-shaped SES events to the evidence function. The inbox stays reachable through it.
+    const sesEmitterPort = emailTransport === 'ses' ? await freePort() : undefined;
+    const sesEndpoint = sesEmitterPort ? `http://127.0.0.1:${sesEmitterPort}` : sesUrl;
     const env: Record<string, string> = {
       [ENV.region]: region,
       [ENV.ledgerTable]: ledgerTable,
@@ -185,7 +189,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.endpointDynamoDb]: dynamo.endpoint,
       [ENV.endpointSqs]: awsLocal,
       [ENV.endpointS3]: awsLocal,
-      [ENV.endpointSes]: sesUrl,
+      [ENV.endpointSes]: sesEndpoint,
+      ...(sesEmitterPort
+        ? { [ENV.localSesEmitterPort]: String(sesEmitterPort), [ENV.localSesUpstream]: sesUrl }
+        : {}),
       // Throw-away signing keys for this run only (never written to disk): the endpoint verifies with them.
       [ENV.webhookSecrets]: JSON.stringify(generateSigningKeys().secrets),
       [ENV.localWebhookPort]: String(webhookPort),
@@ -229,7 +236,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       s3: awsLocal,
       bucket,
       archiveFailuresUrl: archiveFailures.QueueUrl!,
-      ses: sesUrl,
+      ses: sesEndpoint,
       simulator: simulator.url,
       archiveDir,
       webhook: `http://127.0.0.1:${webhookPort}`,

@@ -23,7 +23,10 @@ export const REFUNDED_EVENT = 'pay_90211-ord_306';
  * The three seed scenarios, plus one provider answer lost on the wire:
  * 1. a password reset by email with a 10-minute expiry (the token is a secret: rendered, never stored);
  * 2. a game receipt (template revision in the key);
- * 3. a health report whose email carries the PDF (verified by sha256) and falls back to SMS;
+ * 3. a health report whose email carries the PDF (verified by sha256) and falls back to SMS: its address is
+ *    SES's mailbox-simulator bounce address, so with the SES transport the local SES event emitter reports
+ *    a permanent bounce after SES accepted it, and the bounce moves the fallback on (the reset and the
+ *    receipt are delivered: their Delivery events show on their rows);
  * 4. a reset code by SMS whose acceptance is dropped by the simulator (accept_then_drop): the row goes
  *    `unknown`, and the parked message's redelivery replays under the same enforced key;
  * 5. a receipt scheduled 20 s ahead on email and SMS: claimed `scheduled` at once, sent by the sweep;
@@ -92,7 +95,7 @@ export const prepareDemo = async (deps: {
       eventId: 'report-42',
       purpose: 'health-report',
       tenant: 'clinic',
-      recipient: { ref: 'patient-9', email: 'patient9@example.com', phone },
+      recipient: { ref: 'patient-9', email: 'bounce@simulator.amazonses.com', phone },
       channels: ['email', 'sms'],
       delivery: 'fallback',
       template: { id: 'health-report', revision: 'v1' },

@@ -31,6 +31,25 @@ const config = requireSettings(loadConfig(), [
 ]);
 const logger = new Logger({ serviceName: SERVICE_NAME });
 
+// SES events: the emitter in front of aws-ses-v2-local feeds what SES would publish to EventBridge to the
+// evidence function, as the EventBridge rule does in AWS. Started before the dispatcher sends anything.
+const sesEmitter =
+  config.localSesEmitterPort && config.localSesUpstream
+    ? await (async () => {
+        const { handler: evidence } = await import('../../functions/evidence/index.js');
+        const { startSesEventEmitter } = await import('./SesEventEmitter.js');
+        return startSesEventEmitter({
+          upstream: config.localSesUpstream!,
+          port: config.localSesEmitterPort!,
+          region: config.region,
+          deliver: async (event) => {
+            await evidence(event, localLambdaContext('sendproof-evidence-local', config.region));
+          },
+          onError: (error) => logger.error('SES event delivery failed', { error: String(error) }),
+        });
+      })()
+    : undefined;
+
 // Importing the entry module runs its cold-start code with this process's environment, as Lambda would.
 const { handler: dispatch } = await import('../../functions/dispatch/index.js');
 const poller = new SqsPoller({
@@ -110,6 +129,7 @@ const shutdown = async () => {
   clearInterval(timer);
   // Writers first; then one last stream round so every transition already in the ledger is archived.
   await Promise.allSettled([poller.stop(), reconciling, webhook?.stop()]);
+  await sesEmitter?.stop().catch(() => undefined);
   await archive.stop();
   await archive
     .pollOnce()

@@ -516,7 +516,8 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(reconcile).toHaveLength(1);
     expect(byMetric('Errors')).toHaveLength(5);
     expect(byMetric('Throttles')).toHaveLength(5);
-    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 10);
+    // … and the four evidence alarms (test/infra/evidenceAlarms.test.ts).
+    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 10 + 4);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
     }

@@ -1,6 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import * as cognito from 'aws-cdk-lib/aws-cognito';
 import { describe, expect, it } from 'vitest';
+import { ENV } from '../../lib/config.js';
 import { actionsOf, SES_AND_SMS, statementsOf, synthStack } from './synth.js';
 
 const SYNTH_TIMEOUT = 120_000;
@@ -111,6 +112,59 @@ describe('operator console infrastructure', () => {
       expect(actions.filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
       expect(actions.filter((a) => a.startsWith('ses:') || a.startsWith('sms-voice:'))).toEqual([]);
       expect(actions).not.toContain('dynamodb:DeleteItem');
+    },
+    SYNTH_TIMEOUT,
+  );
+
+  it(
+    "runs the named audit queries in the archive's Athena workgroup: its names as settings, grants on exactly it",
+    () => {
+      const { stack, template } = synthStack(SES_AND_SMS);
+      const { archive } = stack.ledger;
+      const fn = stack.ledger.console!.function;
+      const statements = statementsOf(stack, template, fn.role);
+      const bySid = (sid: string) => statements.find((s) => s.Sid === sid);
+      const env = template.toJSON().Resources[stack.getLogicalId(fn.fn.node.defaultChild as never)].Properties
+        .Environment.Variables as Record<string, unknown>;
+      const resolved = (value: unknown) => JSON.stringify(stack.resolve(value));
+      // Settings: the workgroup (Ref of the CfnWorkGroup) and the Glue database name.
+      expect(env[ENV.athenaWorkGroup]).toEqual(stack.resolve(archive.workGroup.ref));
+      expect(env[ENV.athenaDatabase]).toBe(archive.databaseName);
+      // Athena: the four query calls, on this workgroup only.
+      expect(bySid('AuditQueriesAthena')?.Action).toEqual([
+        'athena:StartQueryExecution',
+        'athena:GetQueryExecution',
+        'athena:GetQueryResults',
+        'athena:StopQueryExecution',
+      ]);
+      expect(JSON.stringify(bySid('AuditQueriesAthena')?.Resource)).toContain(':workgroup/');
+      expect(JSON.stringify(bySid('AuditQueriesAthena')?.Resource)).toContain(
+        resolved(archive.workGroup.ref).slice(1, -1),
+      );
+      // Glue: this database's catalog entries; S3: read the archive, write only query results.
+      expect(JSON.stringify(bySid('AuditQueriesCatalog')?.Resource)).toContain(
+        `${archive.databaseName}/transitions`,
+      );
+      expect(bySid('AuditQueriesArchiveRead')?.Action).toEqual(['s3:GetObject']);
+      expect(resolved(bySid('AuditQueriesArchiveRead')?.Resource)).toContain('/transitions/*');
+      expect(resolved(bySid('AuditQueriesResults')?.Resource)).toContain(
+        resolved(archive.resultsBucket.bucketArn).slice(1, -1),
+      );
+      const actions = actionsOf(statements);
+      for (const never of [
+        's3:DeleteObject',
+        's3:PutObjectRetention',
+        'athena:DeleteWorkGroup',
+        'glue:UpdateTable',
+      ])
+        expect(actions).not.toContain(never);
+      // The archive bucket is never a write target for the console.
+      const archiveWrites = statements.filter(
+        (s) =>
+          (s.Action as string[]).includes('s3:PutObject') &&
+          resolved(s.Resource).includes(resolved(archive.bucket.bucketArn).slice(1, -1)),
+      );
+      expect(archiveWrites).toEqual([]);
     },
     SYNTH_TIMEOUT,
   );

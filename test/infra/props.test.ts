@@ -32,6 +32,16 @@ describe('NotificationLedger props', () => {
     expect(build).toThrow(/providerSecret is required: sms uses the twilio transport/);
   });
 
+  it('refuses the SendGrid transport without a provider secret (its API key lives there)', () => {
+    // Act
+    const build = construct({
+      ...SES_AND_SMS,
+      email: { transport: 'sendgrid', fromAddress: 'a@example.com' },
+    });
+    // Assess
+    expect(build).toThrow(/providerSecret is required: email uses the sendgrid transport/);
+  });
+
   it('refuses the simulator transport without the base URL of the simulator', () => {
     // Act
     const build = construct({ ...SES_AND_SMS, sms: { transport: 'simulator' } });
@@ -147,5 +157,50 @@ describe('NotificationLedger with Resend, Twilio, a provider secret, attachments
     synth.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       ScalingConfig: { MaximumConcurrency: 25 },
     });
+  });
+});
+
+describe('NotificationLedger with SendGrid email', () => {
+  let synth: ReturnType<typeof synthStack>;
+  beforeAll(() => {
+    // Prepare
+    synth = synthStack((scope) => ({
+      ...SES_AND_SMS,
+      email: { transport: 'sendgrid', fromAddress: 'no-reply@example.com' },
+      providerSecret: secretsmanager.Secret.fromSecretCompleteArn(scope, 'Provider', PROVIDER_SECRET_ARN),
+    }));
+  }, SYNTH_TIMEOUT);
+  const envOf = (fn: { fn: { node: { defaultChild?: unknown } } }) =>
+    synth.template.toJSON().Resources[synth.stack.getLogicalId(fn.fn.node.defaultChild as never)].Properties
+      .Environment.Variables as Record<string, unknown>;
+
+  it('sends with the API key from the provider secret (by ARN, read grant on it) and sends nothing through SES', () => {
+    // Prepare
+    const { ledger } = synth.stack;
+    const statements = statementsOf(synth.stack, synth.template, ledger.dispatcher.function.role);
+    // Assess
+    expect(envOf(ledger.dispatcher.function)).toMatchObject({
+      [ENV.emailTransport]: 'sendgrid',
+      [ENV.providerSecretArn]: PROVIDER_SECRET_ARN,
+    });
+    expect(allowing(statements, 'secretsmanager:GetSecretValue').map((s) => s.Resource)).toContainEqual(
+      PROVIDER_SECRET_ARN,
+    );
+    expect(allowing(statements, 'ses:SendEmail')).toEqual([]);
+    synth.template.resourceCountIs('AWS::SES::ConfigurationSet', 0);
+  });
+
+  it("verifies SendGrid's signed Event Webhook with the key in the webhook secret, and outputs the URL to configure", () => {
+    // Prepare
+    const { evidence } = synth.stack.ledger;
+    const secretId = synth.stack.getLogicalId(evidence.webhookSecret.node.defaultChild as never);
+    const statements = statementsOf(synth.stack, synth.template, evidence.webhook.role);
+    const outputs = synth.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    // Assess
+    expect(envOf(evidence.webhook)[ENV.webhookSecretArn]).toEqual({ Ref: secretId });
+    expect(allowing(statements, 'secretsmanager:GetSecretValue').map((s) => s.Resource)).toContainEqual({
+      Ref: secretId,
+    });
+    expect(JSON.stringify(outputs.SendGridEventWebhookUrl?.Value)).toContain('sendgrid');
   });
 });

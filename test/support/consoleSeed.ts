@@ -5,7 +5,7 @@ import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import type { DeliveryRecord, Ledger } from '../../lib/ledger/port.js';
 import { resetIntent } from './fixtures.js';
 
-export type SeedState = 'claimed' | 'retry_wait' | 'unknown' | 'quarantined' | 'accepted';
+export type SeedState = 'claimed' | 'retry_wait' | 'stalled' | 'unknown' | 'quarantined' | 'accepted';
 
 /**
  * Puts one row in a given state through the real Ledger port (claim, then the transitions a dispatcher
@@ -42,7 +42,7 @@ export const seedRow = async (
       from: row.state,
       expectedVersion: row.version,
       to,
-      by: to === 'quarantined' ? 'reconciler:seed' : 'dispatch:seed',
+      by: to === 'quarantined' ? 'reconciler:seed' : to === 'stalled' ? 'sweep:seed' : 'dispatch:seed',
       why,
       set,
       now: clock.now(),
@@ -56,8 +56,10 @@ export const seedRow = async (
     await step('accepted', 'provider_accepted', { providerMessageId: `sim-${options.eventId}` });
     return row;
   }
-  if (options.state === 'retry_wait') {
+  if (options.state === 'retry_wait' || options.state === 'stalled') {
     await step('retry_wait', 'provider_throttled', { nextAttemptAt: clock.now() + 30_000 });
+    // As the sweep writes it (lib/reconcile/Sweeper.ts): a retry_wait row long past due with nothing sealed.
+    if (options.state === 'stalled') await step('stalled', 'nothing_sealed');
     return row;
   }
   await step('unknown', 'provider_timeout_after_send');

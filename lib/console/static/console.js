@@ -281,6 +281,25 @@ const decide = async () => {
 };
 
 // ---- timeline ----
+// The export bundle is fetched with the bearer token (no cookie could carry it) and saved from a Blob.
+const downloadBundle = async (path, idempotencyKey) => {
+  try {
+    const bundle = await api(path);
+    const url = URL.createObjectURL(new Blob([JSON.stringify(bundle)], { type: 'application/json' }));
+    const link = el('a', { href: url, download: `sendproof-bundle-${idempotencyKey.slice(0, 16)}.json` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    setStatus(
+      `export bundle: ${bundle.manifest.transitions} transitions, ${bundle.manifest.objects.length} objects`,
+      'ok',
+    );
+  } catch (error) {
+    setStatus(`export bundle: ${error.message}`, 'bad');
+  }
+};
+
 let timelineRequest = 0;
 const showTimeline = async (key) => {
   // Only the latest request may render: an older answer arriving late must not replace a newer one.
@@ -318,6 +337,23 @@ const showTimeline = async (key) => {
         t.history,
         { attrs: { 'data-testid': 'timeline-history' } },
       ),
+      t.links.exportBundle
+        ? el(
+            'p',
+            {},
+            el('button', {
+              type: 'button',
+              id: 't-export',
+              'data-testid': 'timeline-export',
+              text: 'Download export bundle',
+              onclick: () => downloadBundle(t.links.exportBundle, r.idempotencyKey),
+            }),
+            el('span', {
+              class: 'muted',
+              text: ' timeline, archive objects, digests and public key; check it with sendproof audit verify --bundle FILE',
+            }),
+          )
+        : null,
       el('h3', { text: 'Provider ids' }),
       el('p', { class: 'key', text: t.providerIds.length ? t.providerIds.join(', ') : 'none recorded' }),
       el('h3', { text: 'Evidence' }),

@@ -1,12 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dynamoLedgerStats, dynamoSuppressions, memoryAuditLog } from '../../../lib/console/adapters.js';
 import { jwtClaimsAuthenticator, newToken, staticTokenAuthenticator } from '../../../lib/console/auth.js';
-import { type ConsoleDeps, createConsoleHandler } from '../../../lib/console/ConsoleApi.js';
+import { ATTENTION_LISTS, type ConsoleDeps, createConsoleHandler } from '../../../lib/console/ConsoleApi.js';
 import { type ConsoleRequest, fromApiGatewayEvent } from '../../../lib/console/http.js';
 import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { ATTENTION_STATES } from '../../../lib/domain/states.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
@@ -33,6 +34,7 @@ let deps: ConsoleDeps;
 let log: ReturnType<typeof memoryAuditLog>;
 let quarantined: DeliveryRecord[];
 let unknownRow: DeliveryRecord;
+let stalledRow: DeliveryRecord;
 
 const handlerWith = (overrides: Partial<ConsoleDeps> = {}) => createConsoleHandler({ ...deps, ...overrides });
 const call = (
@@ -77,6 +79,7 @@ beforeAll(async () => {
     quarantined.push(await seedRow(ledger, clock, { eventId: `evt-${id}`, state: 'quarantined' }));
   unknownRow = await seedRow(ledger, clock, { eventId: 'evt-u1', state: 'unknown' });
   await seedRow(ledger, clock, { eventId: 'evt-r1', state: 'retry_wait' });
+  stalledRow = await seedRow(ledger, clock, { eventId: 'evt-s1', state: 'stalled' });
   await seedRow(ledger, clock, { eventId: 'evt-a1', state: 'accepted' });
   clock.advance(20 * 60_000);
   log = memoryAuditLog();
@@ -127,14 +130,21 @@ describe('console API: viewer', () => {
     expect(tooYoung.body.items).toHaveLength(0);
   });
 
-  it('lists stalled rows: unknown or retry_wait not revisited for longer than the threshold', async () => {
+  it('lists stalled rows: the rows the sweep put in state stalled, with its reason; an old unknown or retry_wait row is not stalled', async () => {
     const res = await call(viewerToken, 'GET', '/api/attention', { query: { list: 'stalled' } });
-    expect(res.body.items.map((i: { state: string }) => i.state).sort()).toEqual(['retry_wait', 'unknown']);
-    const fresh = await call(viewerToken, 'GET', '/api/attention', {
-      query: { list: 'stalled' },
-      handler: handlerWith({ stalledAfterMs: 60 * 60_000 }),
-    });
-    expect(fresh.body.items).toHaveLength(0);
+    expect(res.status).toBe(200);
+    // The unknown and retry_wait rows are 20 minutes old: they have owners (reconciler, parked message).
+    expect(res.body.items).toEqual([
+      expect.objectContaining({
+        dedupeKey: stalledRow.pk,
+        state: 'stalled',
+        reason: 'nothing_sealed',
+        ageSeconds: 1200,
+      }),
+    ]);
+    expect(res.body.stalledAfterSeconds).toBeUndefined();
+    // Every attention index has its list, and nothing else is one.
+    expect([...ATTENTION_LISTS].sort()).toEqual([...ATTENTION_STATES].sort());
   });
 
   it("shows a notification's timeline: ledger history, provider ids, evidence", async () => {
@@ -147,8 +157,48 @@ describe('console API: viewer', () => {
     ]);
     expect(res.body.evidence).toEqual({ eventIds: [], entries: [] });
     expect(res.body.archive).toBeNull(); // no archive configured in this test
+    expect(res.body.links.exportBundle).toBeNull(); // nor an export bundle source
     const missing = await call(viewerToken, 'GET', '/api/timeline', { query: { key: 'a:b:c:d:e' } });
     expect(missing.status).toBe(404);
+  });
+
+  it("links the timeline to the notification's export bundle and serves it as a download for the row's tenant and days", async () => {
+    // Prepare: the port's test double records what the console asked for
+    const asked: Array<[string, { tenant: string; from: string; to: string }]> = [];
+    const handler = handlerWith({
+      exportBundle: async (subject, scope) => {
+        asked.push([subject, scope]);
+        return {
+          sendproofBundle: 1,
+          manifest: { subject, transitions: 3 } as never,
+          files: [{ path: 'timeline.json', base64: Buffer.from('[]').toString('base64') }],
+        };
+      },
+    });
+    // Act
+    const timeline = await call(viewerToken, 'GET', '/api/timeline', {
+      query: { key: unknownRow.pk },
+      handler,
+    });
+    const link = new URL(timeline.body.links.exportBundle, 'http://console.local');
+    const download = await call(viewerToken, 'GET', link.pathname, {
+      query: Object.fromEntries(link.searchParams),
+      handler,
+    });
+    const missing = await call(viewerToken, 'GET', '/api/export', { query: { key: 'a:b:c:d:e' }, handler });
+    const unconfigured = await call(viewerToken, 'GET', '/api/export', { query: { key: unknownRow.pk } });
+    // Assess
+    expect(link.pathname).toBe('/api/export');
+    expect(download.status).toBe(200);
+    expect(download.headers['content-disposition']).toMatch(
+      /^attachment; filename="sendproof-bundle-[0-9a-f]{16}\.json"$/,
+    );
+    expect(download.body).toMatchObject({ sendproofBundle: 1, manifest: { subject: unknownRow.pk } });
+    expect(asked).toEqual([
+      [unknownRow.pk, { tenant: unknownRow.tenant, from: '2026-11-30', to: '2026-11-30' }],
+    ]);
+    expect(missing.status).toBe(404);
+    expect(unconfigured.status).toBe(501);
   });
 
   it('reads the suppression list by opaque ref', async () => {

@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoDocumentClient } from '../../../lib/aws/clients.js';
@@ -33,6 +34,8 @@ let quarantined: DeliveryRecord[] = [];
 let hostile: DeliveryRecord;
 let scheduled: DeliveryRecord;
 let ledgerForTest: DynamoLedger;
+let stalled: DeliveryRecord;
+const run = promisify(execFile);
 
 const stopStack = () =>
   new Promise<void>((resolve) => {
@@ -102,6 +105,8 @@ beforeAll(async () => {
   if (claimed.kind !== 'claimed') throw new Error('seed conflict on the scheduled receipt');
   scheduled = claimed.record;
   ledgerForTest = ledger;
+  // A row as the sweep leaves it when nothing can resume it: the stalled list shows it.
+  stalled = await seedRow(ledger, systemClock, { eventId: 'b-stalled', state: 'stalled', transport: 'ses' });
   context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
@@ -116,6 +121,7 @@ beforeAll(async () => {
       '--disable-sync',
     ],
     viewport: { width: 1400, height: 1000 },
+    acceptDownloads: true,
   });
   // Generous waits: the machine is shared, and each step waits for a condition, never for a fixed time.
   context.setDefaultTimeout(60_000);
@@ -227,6 +233,52 @@ describe('operator console in Chromium', () => {
     expect(row?.history.at(-1)?.by).toBe('operator:local-operator');
     await page.close();
   }, 60_000);
+
+  it("lists the sweep's stalled rows, and downloads a decided row's export bundle from its timeline that verifies offline", async () => {
+    const page = await openConsole(urls.operator);
+    // The stalled list is the rows in state `stalled`, with the sweep's reason.
+    await page.selectOption('#f-list', 'stalled');
+    await page.click('#f-apply');
+    await page.waitForSelector(rowSelector(stalled.pk));
+    await expect(page.locator(rowSelector(stalled.pk)).textContent()).resolves.toContain('nothing_sealed');
+    for (const row of quarantined.slice(0, 3))
+      await expect(page.locator(rowSelector(row.pk)).count()).resolves.toBe(0);
+
+    // Sign what the archive holds so far (the hourly maintenance does this in AWS), then export.
+    const decided = quarantined[0]!;
+    await run(process.execPath, [CLI, 'audit', 'digest', '--archive-dir', state.archiveDir], {
+      timeout: 60_000,
+    });
+    await page.fill('#t-key', decided.pk);
+    await page.click('#t-show');
+    await page.locator('[data-testid="timeline-key"]').filter({ hasText: decided.pk }).waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('[data-testid="timeline-export"]'),
+    ]);
+    const file = join(stateDir, 'bundle.json');
+    await download.saveAs(file);
+    const bundle = JSON.parse(readFileSync(file, 'utf8')) as {
+      manifest: { subject: string; transitions: number; digests: unknown[] };
+      files: Array<{ path: string; base64: string }>;
+    };
+    const timeline = Buffer.from(
+      bundle.files.find((f) => f.path === 'timeline.json')!.base64,
+      'base64',
+    ).toString('utf8');
+    const { stdout } = await run(process.execPath, [CLI, 'audit', 'verify', '--bundle', file, '--json'], {
+      timeout: 60_000,
+    });
+    // Assess
+    expect(download.suggestedFilename()).toBe(`sendproof-bundle-${decided.idempotencyKey.slice(0, 16)}.json`);
+    expect(bundle.manifest.subject).toBe(decided.pk);
+    expect(bundle.manifest.digests.length).toBeGreaterThan(0);
+    expect(timeline).toContain('resolved_accepted');
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true, bundleProblems: [] });
+    const decoded = bundle.files.map((f) => Buffer.from(f.base64, 'base64').toString('utf8')).join('\n');
+    for (const marker of Object.values(MARKERS)) expect(decoded).not.toContain(marker);
+    await page.close();
+  }, 120_000);
 
   it('renders a hostile event id as text: no element, no script run', async () => {
     const page = await openConsole(urls.operator);
