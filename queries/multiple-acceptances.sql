@@ -7,13 +7,14 @@
 -- param: day_to string Last day, YYYY-MM-DD (inclusive)
 WITH unique_transitions AS (
   -- One row per transition: a retried stream batch can store a transition twice (under two batch
-  -- keys), and both copies carry the same dedupe_key, version and time. Prunes to one tenant, days.
+  -- keys), and both copies carry the same dedupe_key, version, time and to_state (two delivery facts
+  -- of one version in one millisecond differ in to_state: both stay). Prunes to one tenant, days.
   SELECT *
   FROM (
     SELECT
       *,
       row_number() OVER (
-        PARTITION BY dedupe_key, version, transition_at_ms
+        PARTITION BY dedupe_key, version, transition_at_ms, to_state
         ORDER BY stream_sequence_number
       ) AS copy_number
     FROM transitions

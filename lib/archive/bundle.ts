@@ -52,7 +52,8 @@ const linesOf = (gzipped: Buffer): TimelineRow[] =>
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as TimelineRow);
 
-const identity = (r: TimelineRow) => `${r.dedupe_key}#${r.version}#${r.transition_at_ms}`;
+/** A transition's identity across stored copies; two delivery facts of one version in one ms differ in to_state. */
+const identity = (r: TimelineRow) => `${r.dedupe_key}#${r.version}#${r.transition_at_ms}#${r.to_state}`;
 
 /** The subject's transitions in the given objects, each once, in time order (as explain-notification). */
 export const timelineFrom = (

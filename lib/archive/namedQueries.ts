@@ -34,19 +34,20 @@ export const QUERIES_DIR = `${fromPackageRoot('queries')}/`;
 /**
  * How every named query begins: the one read of `transitions`, pinned to one tenant (equality, as
  * Athena's injected projection requires) and a `dt` range (partition pruning), keeping one copy of each
- * transition. A transition stored twice (a regrouped stream retry) has the same dedupe key, version and
- * time in both copies; a row re-created after its TTL has new times, so its transitions stay distinct.
+ * transition. A transition stored twice (a regrouped stream retry) has the same dedupe key, version,
+ * time and to_state in both copies; a row re-created after its TTL has new times, so its transitions stay distinct.
  * The test suite asserts every file in `queries/` starts with exactly this text.
  */
 export const UNIQUE_TRANSITIONS_CTE = `WITH unique_transitions AS (
   -- One row per transition: a retried stream batch can store a transition twice (under two batch
-  -- keys), and both copies carry the same dedupe_key, version and time. Prunes to one tenant, days.
+  -- keys), and both copies carry the same dedupe_key, version, time and to_state (two delivery facts
+  -- of one version in one millisecond differ in to_state: both stay). Prunes to one tenant, days.
   SELECT *
   FROM (
     SELECT
       *,
       row_number() OVER (
-        PARTITION BY dedupe_key, version, transition_at_ms
+        PARTITION BY dedupe_key, version, transition_at_ms, to_state
         ORDER BY stream_sequence_number
       ) AS copy_number
     FROM transitions

@@ -1,9 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries, type NamedQuery } from '../../../lib/archive/namedQueries.js';
+import { batchObjectKey } from '../../../lib/archive/objectKey.js';
+import { ARCHIVE_COLUMNS } from '../../../lib/archive/schema.js';
+import { DirStore } from '../../../lib/archive/store.js';
 import { DAY1, DAY2, KEY, writeBatch, writeScenarioArchive } from '../../fixtures/archive/scenario.js';
 import { notificationRecords } from '../../fixtures/archive/streamRecords.js';
 
@@ -208,6 +212,73 @@ describe('named audit queries on DuckDB', () => {
     // Assess
     expect(rows.map((r) => r.dedupe_key)).toEqual([KEY.F, KEY.B]);
     expect(rows[1]).toMatchObject({ latest_fact: null, channel: 'sms' });
+  });
+
+  it('keeps two delivery facts of one version recorded in the same millisecond: a delivered row is not listed as undelivered', async () => {
+    // Prepare: the lines a pull feed's `sent` and `delivered` produce when recorded in one millisecond
+    // (seen on a local run), next to the acceptance one millisecond later.
+    const factsDir = await mkdtemp(join(tmpdir(), 'sendproof-archive-facts-'));
+    const key = 'clinic:health-report:report-42:patient-9:sms';
+    const at = Date.parse(`${DAY1}T11:07:56.736Z`);
+    const line = (version: number, from: string | null, to: string, ms: number, kind = 'delivery') => {
+      const base = Object.fromEntries(ARCHIVE_COLUMNS.map((c) => [c.name, null]));
+      return {
+        ...base,
+        schema_version: 1,
+        dedupe_key: key,
+        record_kind: kind,
+        event_id: 'report-42',
+        purpose: 'health-report',
+        channel: 'sms',
+        from_state: from,
+        to_state: to,
+        version,
+        transition_at: new Date(ms).toISOString(),
+        transition_at_ms: ms,
+        actor: kind === 'delivery_fact' ? 'evidence:rest' : 'dispatch:1',
+        transport: 'rest',
+        transport_message_id: 'sim_1',
+        stream_sequence_number: String(100 + version * 10 + ms - at),
+      };
+    };
+    const lines = [
+      line(1, null, 'dispatching', at - 70),
+      line(2, 'accepted', 'delivery:sent', at, 'delivery_fact'),
+      line(2, 'accepted', 'delivery:delivered', at, 'delivery_fact'),
+      line(2, 'dispatching', 'accepted', at + 1),
+    ];
+    await new DirStore(factsDir).put(
+      batchObjectKey({ tenant: 'clinic', date: DAY1 }, '100', '200'),
+      gzipSync(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`),
+    );
+    const factsAudit = await DuckDbAudit.open(factsDir);
+    try {
+      // Act
+      const undelivered = await factsAudit.runNamed(queries.get('accepted-not-delivered')!, [
+        'clinic',
+        DAY1,
+        DAY2,
+        String(at + 60_000),
+      ]);
+      const explained = await factsAudit.runNamed(queries.get('explain-notification')!, [
+        'clinic',
+        DAY1,
+        DAY2,
+        key,
+      ]);
+      // Assess
+      expect(undelivered.rows).toEqual([]);
+      // Both facts, once each (their order within the millisecond is not defined).
+      expect(explained.rows.map((r) => r.to_state).sort()).toEqual([
+        'accepted',
+        'delivery:delivered',
+        'delivery:sent',
+        'dispatching',
+      ]);
+    } finally {
+      factsAudit.close();
+      await rm(factsDir, { recursive: true, force: true });
+    }
   });
 
   it('an empty archive folder answers every query with no rows instead of failing', async () => {

@@ -4,6 +4,7 @@ import { jwtClaimsAuthenticator, newToken, staticTokenAuthenticator } from '../.
 import { ATTENTION_LISTS, type ConsoleDeps, createConsoleHandler } from '../../../lib/console/ConsoleApi.js';
 import { type ConsoleRequest, fromApiGatewayEvent } from '../../../lib/console/http.js';
 import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
+import { AuditQueryFailed } from '../../../lib/console/ports.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
@@ -199,6 +200,29 @@ describe('console API: viewer', () => {
     ]);
     expect(missing.status).toBe(404);
     expect(unconfigured.status).toBe(501);
+  });
+
+  it("answers 502 with the engine's reason when a named query fails (an Athena FAILED state), not 500", async () => {
+    // Prepare: the AuditQueries port's test double fails as the Athena runner does
+    const handler = handlerWith({
+      audit: {
+        list: () => [{ name: 'manual-resolutions', description: 'd', parameters: [], sql: 'SELECT 1' }],
+        run: async () => {
+          throw new AuditQueryFailed('manual-resolutions: failed: TABLE_NOT_FOUND: transitions');
+        },
+      },
+    });
+    // Act
+    const res = await call(viewerToken, 'POST', '/api/queries/run', {
+      body: { name: 'manual-resolutions', args: [] },
+      handler,
+    });
+    // Assess
+    expect(res.status).toBe(502);
+    expect(res.body).toMatchObject({
+      error: 'query_failed',
+      message: expect.stringContaining('TABLE_NOT_FOUND'),
+    });
   });
 
   it('reads the suppression list by opaque ref', async () => {

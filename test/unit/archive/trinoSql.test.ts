@@ -35,7 +35,7 @@ describe('named queries against the Trino grammar', () => {
     // Assess: the one CTE constrains the partitions (tenant by equality, as injected projection requires)
     // and counts each transition once.
     expect(UNIQUE_TRANSITIONS_CTE).toMatch(/FROM transitions\s+WHERE tenant = \? AND dt BETWEEN \? AND \?/);
-    expect(UNIQUE_TRANSITIONS_CTE).toMatch(/PARTITION BY dedupe_key, version, transition_at_ms/);
+    expect(UNIQUE_TRANSITIONS_CTE).toMatch(/PARTITION BY dedupe_key, version, transition_at_ms, to_state/);
     for (const query of queries) {
       expect(query.sql.startsWith(UNIQUE_TRANSITIONS_CTE), query.name).toBe(true);
       // `transitions` is read exactly once, inside the CTE: no second, unfiltered read of the table.
