@@ -21,6 +21,7 @@ import type {
   TransitionRequest,
 } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
+import type { Admission, AdmissionVerdict } from '../rate/Admission.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
 import type { OutboundMessage, SendResult, Transport } from '../transports/port.js';
@@ -96,6 +97,8 @@ export interface DispatcherDeps {
   random?: () => number;
   logger: DispatchLogger;
   metrics?: MetricsSink;
+  /** Rate control and SMS anti-abuse before every provider call (lib/rate/Admission.ts). */
+  admission?: Admission;
   probe?: EdgeProbe;
 }
 
@@ -176,7 +179,9 @@ const MAX_VISIBILITY_MS = 12 * 3600 * 1000;
  */
 type GateVerdict =
   | { kind: 'dispatch' }
-  | { kind: 'refuse'; state: 'expired' | 'suppressed' | 'blocked'; why: string };
+  | { kind: 'refuse'; state: 'expired' | 'suppressed' | 'blocked'; why: string }
+  /** No send token now: the claim waits in `retry_wait` (`paced`) until `until`, no attempt spent. */
+  | { kind: 'pace'; until: number };
 
 /** One intent being handled: what every phase of every channel needs. */
 interface Job {
@@ -199,6 +204,8 @@ interface ChannelRun {
   hash: string;
   dedupeKey: string;
   attachments?: OutboundMessage['attachments'];
+  /** The admission layer let this channel through and its token is not spent yet (lib/rate). */
+  admitted?: boolean;
 }
 
 /** What a phase returns: the next phase (with the row as it now stands), or the channel's outcome. */
@@ -459,6 +466,8 @@ export class Dispatcher {
       }
       case 'send': {
         const result = await this.send(run, step.row);
+        this.deps.admission?.observe(run.transport.name, result);
+        run.admitted = false;
         await probe('after_provider');
         return { next: 'record', row: step.row, result };
       }
@@ -492,6 +501,10 @@ export class Dispatcher {
       return { kind: 'refuse', state: 'suppressed', why: `suppressed:${suppression.reason ?? 'listed'}` };
     const checksum = await this.fetchAttachments(run);
     if (checksum) return { kind: 'refuse', state: 'blocked', why: checksum };
+    const admitted = await this.admit(run);
+    if (admitted.kind === 'refuse') return { kind: 'refuse', state: 'blocked', why: admitted.why };
+    if (admitted.kind === 'wait') return { kind: 'pace', until: admitted.until };
+    run.admitted = true;
     if (this.expired(run)) return { kind: 'refuse', state: 'expired', why: 'expired_before_dispatch' };
     return { kind: 'dispatch' };
   }
@@ -512,12 +525,15 @@ export class Dispatcher {
       leaseMs: this.deps.leaseMs,
       ...(verdict.kind === 'dispatch'
         ? { initial: { state: 'dispatching' as const, why: 'gates_passed', transport: run.transport.name } }
-        : { initial: { state: verdict.state, why: verdict.why, ttl: this.ttlFor(run, now) } }),
+        : verdict.kind === 'refuse'
+          ? { initial: { state: verdict.state, why: verdict.why, ttl: this.ttlFor(run, now) } }
+          : {}),
     });
     const claim = await this.deps.ledger.claim(record);
     if (claim.kind === 'claimed') {
       this.deps.metrics?.count(METRIC.claims);
       if (verdict.kind === 'dispatch') return { next: 'send', row: claim.record };
+      if (verdict.kind === 'pace') return this.pace(run, claim.record, verdict.until);
       this.deps.metrics?.count(GATE_METRIC[verdict.state]);
       return this.done(claim.record, verdict.state);
     }
@@ -647,6 +663,16 @@ export class Dispatcher {
       this.deps.metrics?.count(METRIC.blocked);
       return this.done(row, 'blocked');
     }
+    // Rate control and SMS rules (not for a replay: it asks about a send that may have happened).
+    if (!replay && !run.admitted) {
+      const admitted = await this.admit(run);
+      if (admitted.kind === 'wait') return this.pace(run, row, admitted.until);
+      if (admitted.kind === 'refuse') {
+        row = await this.move(row, 'blocked', admitted.why, { ttl: this.ttlFor(run, this.deps.clock.now()) });
+        this.deps.metrics?.count(METRIC.blocked);
+        return this.done(row, 'blocked');
+      }
+    }
     // Expiry once more, and for a replay the provider's key window, with no I/O left before the write:
     // the reads above can take seconds.
     const expiredLate = await this.expireIfDue(run, row);
@@ -666,6 +692,26 @@ export class Dispatcher {
       leaseUntil: now + this.deps.leaseMs,
     });
     return { next: 'send', row };
+  }
+
+  private async admit(run: ChannelRun): Promise<AdmissionVerdict> {
+    if (!this.deps.admission) return { kind: 'go' };
+    const { intent, policy } = run.job.valid;
+    const phone = run.channel === 'sms' ? intent.recipient.phone : undefined;
+    return this.deps.admission.admit({
+      channel: run.channel,
+      policy,
+      tenant: intent.tenant,
+      transport: run.transport.name,
+      ...(phone ? { phone } : {}),
+    });
+  }
+
+  /** No token: the row waits in `retry_wait` (`paced`), owned by the ledger; its attempts are untouched. */
+  private async pace(run: ChannelRun, row: DeliveryRecord, until: number): Promise<Step> {
+    const waiting = await this.move(row, 'retry_wait', 'paced', { nextAttemptAt: until });
+    await this.park(run.job, 'paced', until + this.parkGraceMs);
+    return this.done(waiting, 'retry_later', { dueAt: until });
   }
 
   private expired(run: ChannelRun): boolean {

@@ -48,10 +48,30 @@ export const INITIAL_STATES: readonly DeliveryState[] = [
 
 export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[]>> = {
   // claimed → claimed is a lease takeover: the previous owner's lease expired before it dispatched.
-  claimed: ['claimed', 'dispatching', 'expired', 'suppressed', 'blocked', 'rejected', 'stalled'],
+  // claimed → retry_wait: no send token yet (`paced`), no attempt spent.
+  claimed: [
+    'claimed',
+    'dispatching',
+    'retry_wait',
+    'expired',
+    'suppressed',
+    'blocked',
+    'rejected',
+    'stalled',
+  ],
   dispatching: ['accepted', 'rejected', 'retry_wait', 'unknown'],
   // retry_wait → unknown: a row that was unknown once and whose replay window closed while it waited.
-  retry_wait: ['dispatching', 'expired', 'suppressed', 'rejected', 'retry_wait', 'stalled', 'unknown'],
+  // retry_wait → blocked: an SMS country rule or the spend breaker refused the next attempt.
+  retry_wait: [
+    'dispatching',
+    'expired',
+    'suppressed',
+    'blocked',
+    'rejected',
+    'retry_wait',
+    'stalled',
+    'unknown',
+  ],
   // Nothing was sent from a stalled row (it was claimed or waiting to retry): a redelivered message may
   // take it over, or an operator closes it.
   stalled: ['claimed', 'expired', 'resolved_rejected', 'superseded'],

@@ -1,0 +1,314 @@
+import pLimit from 'p-limit';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Dispatcher, IntentOutcome } from '../../../lib/dispatch/Dispatcher.js';
+import { type Clock, ManualClock, systemClock } from '../../../lib/domain/clock.js';
+import { BUILT_IN_PURPOSES, PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { Admission } from '../../../lib/rate/Admission.js';
+import { Pacer, TokenSlots } from '../../../lib/rate/Pacer.js';
+import { SpendBreaker } from '../../../lib/rate/SpendBreaker.js';
+import { type RateSettingsInput, RateSettingsSchema } from '../../../lib/rate/settings.js';
+import {
+  type RunningProviderSimulator,
+  startProviderSimulator,
+} from '../../../lib/simulator/ProviderSimulator.js';
+import { createHarness, type Harness } from '../../support/dispatchHarness.js';
+import { localDynamo } from '../../support/dynamo.js';
+import { resetIntent } from '../../support/fixtures.js';
+
+// Real servers: DynamoDB Local (global setup) and the provider simulator (a test double) over HTTP.
+// Workers are independent dispatchers, each with its own DynamoDB client, pacer and breaker, run
+// concurrently against the same tables, as Lambda execution environments would be.
+
+const reset = BUILT_IN_PURPOSES.find((p) => p.purpose === 'password-reset')!;
+const guarded = new PurposeRegistry([
+  ...BUILT_IN_PURPOSES.filter((p) => p.purpose !== 'password-reset'),
+  {
+    ...reset,
+    smsCountries: ['GB', 'DE', 'US'],
+    smsSpendBreaker: { maxSends: 20, windowSeconds: 3600, cooldownSeconds: 120 },
+  },
+]);
+
+interface Worker {
+  dispatcher: Dispatcher;
+  pacer?: Pacer;
+  slots?: TokenSlots;
+}
+
+const worker = (
+  h: Harness,
+  name: string,
+  options: { clock: Clock; rate?: RateSettingsInput; purposes?: PurposeRegistry },
+): Worker => {
+  const doc = localDynamo().doc;
+  const now = () => options.clock.now();
+  const slots = options.rate ? new TokenSlots(doc, h.table) : undefined;
+  const pacer =
+    options.rate && slots
+      ? new Pacer({ slots, settings: RateSettingsSchema.parse(options.rate), now })
+      : undefined;
+  const breaker = new SpendBreaker(doc, h.table, { workerId: name });
+  const admission = new Admission({ ...(pacer ? { pacer } : {}), breaker, now });
+  const dispatcher = h.dispatcher({
+    workerId: name,
+    clock: options.clock,
+    realSleep: true,
+    admission,
+    ...(options.purposes ? { purposes: options.purposes } : {}),
+  });
+  return { dispatcher, ...(pacer ? { pacer } : {}), ...(slots ? { slots } : {}) };
+};
+
+/**
+ * The intake queue in memory: `workers` pull concurrently, `concurrency` records each; a message that
+ * must come back is received again after its visibility (the dispatcher's `visibleAfterMs`).
+ */
+const drain = async (bodies: string[], workers: Worker[], concurrency: number) => {
+  const queue = bodies.map((body, i) => ({ body, id: `m-${i}`, receives: 0, visibleAt: 0 }));
+  const outcomes = new Map<string, IntentOutcome>();
+  let open = queue.length;
+  await Promise.all(
+    workers.map(async (w) => {
+      const limit = pLimit(concurrency);
+      const loop = async (): Promise<void> => {
+        while (open > 0) {
+          const now = Date.now();
+          const index = queue.findIndex((m) => m.visibleAt <= now);
+          if (index < 0) {
+            await new Promise((r) => setTimeout(r, 20));
+            continue;
+          }
+          const [message] = queue.splice(index, 1);
+          if (!message) continue;
+          message.receives += 1;
+          const outcome = await w.dispatcher.handle(message.body, {
+            messageId: message.id,
+            receiveCount: message.receives,
+          });
+          outcomes.set(message.id, outcome);
+          if (process.env.DEBUG_DRAIN)
+            console.log(
+              message.id,
+              outcome.disposition,
+              outcome.visibleAfterMs,
+              outcome.channels.map((c) => `${c.state}:${c.action}`).join(),
+            );
+          if (outcome.disposition === 'retry_later') {
+            message.visibleAt = Date.now() + Math.max(1, outcome.visibleAfterMs ?? 1000);
+            queue.push(message);
+          } else open -= 1;
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, () => limit(loop)));
+    }),
+  );
+  return outcomes;
+};
+
+let sim: RunningProviderSimulator;
+let h: Harness;
+
+describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 sends/s', () => {
+  beforeAll(async () => {
+    sim = await startProviderSimulator({ rateLimit: { perSecond: Number(process.env.SIM_RATE ?? 50) } });
+    h = await createHarness(sim, systemClock);
+  });
+  afterAll(async () => {
+    await sim.stop();
+  });
+
+  it('settles near the limit, under 5 % 429s, no retry budget spent by pacing, all 1,000 sent once', async () => {
+    // Prepare: four environments sharing one transport pace of 50/s (the provider's quota).
+    const rate: RateSettingsInput = {
+      transports: { rest: { perSecond: Number(process.env.BURST_RATE ?? 50), slotMs: 200 } },
+    };
+    const workers = ['a', 'b', 'c', 'd'].map((n) => worker(h, `dispatch:${n}`, { clock: systemClock, rate }));
+    const bodies = Array.from({ length: 1000 }, (_, i) =>
+      JSON.stringify(
+        resetIntent({ eventId: `burst-${i}`, recipient: { ref: `player-${i}`, email: `p${i}@example.com` } }),
+      ),
+    );
+    // Act
+    const started = Date.now();
+    const outcomes = await drain(bodies, workers, 10);
+    const elapsedMs = Date.now() - started;
+    // Assess
+    const calls = sim.requests();
+    const acceptedAt = calls.filter((r) => r.outcome === 'accepted').map((r) => Date.parse(r.at));
+    const throttled = calls.filter((r) => r.outcome === 'throttled').length;
+    const keys = new Set(calls.filter((r) => r.outcome === 'accepted').map((r) => r.idempotencyKey));
+    const sent = [...outcomes.values()].flatMap((o) => o.channels);
+    const throughput = (acceptedAt.length - 1) / ((Math.max(...acceptedAt) - Math.min(...acceptedAt)) / 1000);
+    const slotWrites = workers.reduce((n, w) => n + (w.slots?.writeUnits ?? 0), 0);
+    console.log(
+      `burst: ${acceptedAt.length} accepted, ${throttled} throttled of ${calls.length} calls, ` +
+        `${throughput.toFixed(1)}/s, ${elapsedMs} ms, ${(slotWrites / 1000).toFixed(3)} pacing WCU/notification`,
+    );
+    expect(acceptedAt).toHaveLength(1000);
+    expect(keys.size).toBe(1000);
+    expect(sent.every((c) => c.state === 'accepted')).toBe(true);
+    expect(throttled / calls.length).toBeLessThan(0.05);
+    expect(throughput).toBeGreaterThan(40);
+    expect(throughput).toBeLessThan(55);
+    const rows = await Promise.all(sent.map((c) => h.ledger.get(c.dedupeKey)));
+    expect(rows.some((r) => r?.history.some((e) => e.why?.startsWith('retry_budget_exhausted')))).toBe(false);
+    // Pacing never spends an attempt: only a provider 429 does.
+    const spentByPacing = rows.filter(
+      (r) => (r?.attempts ?? 0) > 1 + (r?.history.filter((e) => e.why?.startsWith('retryable:')).length ?? 0),
+    );
+    expect(spentByPacing).toEqual([]);
+  }, 90_000);
+
+  it('a message without a token waits in retry_wait (paced) with no attempt spent, then sends once', async () => {
+    // Prepare: one send per second and no in-memory wait, so the second and third wait in the ledger.
+    sim.reset();
+    const rate: RateSettingsInput = { transports: { rest: { perSecond: 1, slotMs: 1000 } }, maxWaitMs: 0 };
+    const w = worker(h, 'dispatch:paced', { clock: systemClock, rate });
+    const bodies = [0, 1, 2].map((i) =>
+      JSON.stringify(
+        resetIntent({ eventId: `paced-${i}`, recipient: { ref: `paced-${i}`, email: `q${i}@example.com` } }),
+      ),
+    );
+    // Act
+    const first = await Promise.all(bodies.map((b, i) => w.dispatcher.handle(b, { messageId: `p-${i}` })));
+    const waiting = first.filter((o) => o.disposition === 'retry_later');
+    const parkedRows = await Promise.all(waiting.map((o) => h.ledger.get(o.channels[0]!.dedupeKey)));
+    const outcomes = await drain(bodies, [w], 3);
+    // Assess
+    expect(waiting.length).toBeGreaterThanOrEqual(2);
+    for (const row of parkedRows) {
+      expect(row).toMatchObject({ state: 'retry_wait', attempts: 0 });
+      expect(row?.history.at(-1)?.why).toBe('paced');
+      expect(row?.nextAttemptAt).toBeGreaterThan(Date.now() - 5_000);
+    }
+    expect([...outcomes.values()].every((o) => o.channels[0]?.state === 'accepted')).toBe(true);
+    expect(sim.requests().filter((r) => r.outcome === 'accepted')).toHaveLength(3);
+    const row = await h.ledger.get(waiting[0]!.channels[0]!.dedupeKey);
+    expect(row?.attempts).toBe(1);
+  }, 30_000);
+});
+
+describe('SMS country rules and the spend breaker', () => {
+  const clock = new ManualClock(Date.now());
+  beforeAll(async () => {
+    sim = await startProviderSimulator();
+  });
+  afterAll(async () => {
+    await sim.stop();
+  });
+  beforeEach(async () => {
+    // Fresh tables per test: every breaker starts closed with no count.
+    h = await createHarness(sim, clock);
+    sim.reset();
+    clock.set(Date.now());
+  });
+  const sms = (eventId: string, phone: string) =>
+    JSON.stringify(
+      resetIntent({ eventId, channels: ['sms'], recipient: { ref: `r-${eventId}`, phone } }, clock.now()),
+    );
+
+  it('an SMS reset to a country outside the allow-list is blocked without a provider call', async () => {
+    // Prepare
+    const w = worker(h, 'dispatch:geo', { clock, purposes: guarded });
+    // Act
+    const nigeria = await w.dispatcher.handle(sms('geo-ng', '+2348031234567'), { messageId: 'g1' });
+    const unresolved = await w.dispatcher.handle(sms('geo-zz', '+15555550123'), { messageId: 'g2' });
+    const germany = await w.dispatcher.handle(sms('geo-de', '+4915123456701'), { messageId: 'g3' });
+    // Assess
+    expect(nigeria.channels[0]).toMatchObject({ state: 'blocked', action: 'blocked' });
+    expect(unresolved.channels[0]).toMatchObject({ state: 'blocked' });
+    expect(germany.channels[0]).toMatchObject({ state: 'accepted' });
+    expect(sim.requests().map((r) => r.to)).toEqual(['+4915123456701']);
+    const row = await h.ledger.get(nigeria.channels[0]!.dedupeKey);
+    expect(row?.history.map((e) => e.why)).toEqual(['country_not_allowed:NG']);
+    expect(JSON.stringify(row)).not.toContain('8031234567');
+    expect((await h.ledger.get(unresolved.channels[0]!.dedupeKey))?.history[0]?.why).toBe(
+      'country_not_allowed:ZZ',
+    );
+  });
+
+  it('the breaker opens inside a burst (≤ threshold + concurrency sends), blocks that country only, and closes after the cool-down', async () => {
+    // Prepare: threshold 20 per hour per country; three environments, eight records each at a time.
+    const workers = ['x', 'y', 'z'].map((n) => worker(h, `dispatch:${n}`, { clock, purposes: guarded }));
+    const concurrency = 8;
+    const german = Array.from({ length: 60 }, (_, i) =>
+      sms(`brk-de-${i}`, `+49151234567${String(i).padStart(2, '0')}`),
+    );
+    const british = Array.from({ length: 10 }, (_, i) =>
+      sms(`brk-gb-${i}`, `+4474001234${String(i).padStart(2, '0')}`),
+    );
+    // Act
+    const outcomes = await drain([...german, ...british], workers, concurrency);
+    // Assess
+    const toGermany = sim.requests().filter((r) => r.to?.startsWith('+49') && r.outcome === 'accepted');
+    const toBritain = sim.requests().filter((r) => r.to?.startsWith('+44') && r.outcome === 'accepted');
+    expect(toGermany.length).toBeGreaterThanOrEqual(20);
+    expect(toGermany.length).toBeLessThanOrEqual(20 + workers.length * concurrency);
+    expect(toBritain).toHaveLength(10);
+    const blocked = [...outcomes.values()].flatMap((o) => o.channels).filter((c) => c.state === 'blocked');
+    expect(blocked).toHaveLength(60 - toGermany.length);
+    const row = await h.ledger.get(blocked[0]!.dedupeKey);
+    expect(row?.history[0]?.why).toBe('spend_breaker_open:DE');
+    const breaker = new SpendBreaker(localDynamo().doc, h.table, { workerId: 'test' });
+    expect(await breaker.read('password-reset', 'DE')).toMatchObject({ state: 'open' });
+    expect(await breaker.read('password-reset', 'GB')).toMatchObject({ state: 'closed', sends: 10 });
+
+    // Act: still open within the cool-down, closed after it.
+    clock.advance(60_000);
+    const during = await workers[0]!.dispatcher.handle(sms('brk-de-during', '+4915123456799'), {
+      messageId: 'd1',
+    });
+    clock.advance(61_000);
+    const after = await workers[1]!.dispatcher.handle(sms('brk-de-after', '+4915123456798'), {
+      messageId: 'd2',
+    });
+    // Assess
+    expect(during.channels[0]).toMatchObject({ state: 'blocked' });
+    expect(after.channels[0]).toMatchObject({ state: 'accepted' });
+    const item = await breaker.read('password-reset', 'DE');
+    expect(item).toMatchObject({ state: 'closed', sends: 1 });
+    expect(item?.history.map((e) => e.s)).toEqual(['breaker_open', 'breaker_closed']);
+    expect(item?.history.map((e) => e.why)).toEqual(['threshold_crossed:20/3600s', 'cooldown_elapsed']);
+  });
+
+  it('an operator reset closes an open breaker at once and is recorded with the operator and reason', async () => {
+    // Prepare: open the GB breaker (20 sends, then one more is refused).
+    const w = worker(h, 'dispatch:reset', { clock, purposes: guarded });
+    const bodies = Array.from({ length: 21 }, (_, i) =>
+      sms(`rst-gb-${i}`, `+4474009876${String(i).padStart(2, '0')}`),
+    );
+    await drain(bodies, [w], 4);
+    const breaker = new SpendBreaker(localDynamo().doc, h.table, { workerId: 'test' });
+    expect(await breaker.read('password-reset', 'GB')).toMatchObject({ state: 'open' });
+    // Act
+    const done = await breaker.reset(
+      'password-reset',
+      'GB',
+      { operator: 'ops-ana', reason: 'campaign verified' },
+      clock.now(),
+    );
+    const next = await w.dispatcher.handle(sms('rst-gb-next', '+447400987699'), { messageId: 'n1' });
+    // Assess
+    expect(done.reset).toBe(true);
+    expect(next.channels[0]).toMatchObject({ state: 'accepted' });
+    const item = await breaker.read('password-reset', 'GB');
+    expect(item?.history.at(-1)).toMatchObject({
+      s: 'breaker_closed',
+      by: 'operator:ops-ana',
+      why: 'operator_reset:campaign verified',
+    });
+  });
+
+  it('email is never counted by the SMS breaker', async () => {
+    const w = worker(h, 'dispatch:email', { clock, purposes: guarded });
+    const out = await w.dispatcher.handle(
+      JSON.stringify(resetIntent({ eventId: 'email-only' }, clock.now())),
+      {
+        messageId: 'e1',
+      },
+    );
+    expect(out.channels[0]).toMatchObject({ state: 'accepted' });
+    const breaker = new SpendBreaker(localDynamo().doc, h.table, { workerId: 'test' });
+    expect(await breaker.read('password-reset', 'ZZ')).toBeUndefined();
+  });
+});
