@@ -7,6 +7,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { BREAKER_METRIC } from '../../lib/rate/SpendBreaker.js';
 
 export interface AlarmThresholds {
   /** Oldest intent waiting on the intake queue. */
@@ -118,6 +119,15 @@ export class Alarms extends Construct {
       alarmDescription:
         'The sweep could not resume a row (nothing sealed, or resumed too often): an operator decides',
       metric: sendproofMetric(METRIC.stalled, 'Sum'),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    add('SmsSpendBreakerOpened', {
+      alarmDescription:
+        'An SMS spend breaker opened (a purpose sent more SMS to one country than its threshold): possible SMS pumping; the log names the country, `sendproof breaker reset` closes it',
+      metric: sendproofMetric(BREAKER_METRIC.opened, 'Sum'),
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,

@@ -220,8 +220,9 @@ export class Pacer {
     const limit = perSlot(lane.state.rate, lane.slotMs);
     let slot = Math.max(current, lane.scanFrom);
     for (; slotStart(slot, lane.slotMs) <= deadline; slot += 1) {
-      // One caller: one token. Several: the whole slot, so a busy environment pays one write a slot.
-      const want = lane.waiting > 1 ? limit : 1;
+      // As many tokens as this environment has callers waiting (at most the slot): one write serves
+      // them all, and no token is held that another environment could have used.
+      const want = Math.max(1, Math.min(limit, lane.waiting));
       const granted = await this.deps.slots.take(key, slotStart(slot, lane.slotMs), limit, want);
       if (granted > 0) {
         lane.slot = slot;

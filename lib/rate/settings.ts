@@ -27,17 +27,17 @@ export type RateSettings = z.output<typeof RateSettingsSchema>;
 export type RateSettingsInput = z.input<typeof RateSettingsSchema>;
 
 /**
- * The SQS event source's maximum concurrency for a configured pace: enough concurrent batches to keep
- * the slowest paced transport busy (one batch of `batchSize` takes about `batchSize / rate` seconds
- * plus the provider's latency), never below 2 (the AWS minimum) and never above `cap`.
+ * The SQS event source's maximum concurrency for a configured pace: enough concurrent invocations to
+ * keep the slowest paced transport busy (rate × latency sends in flight, `recordsAtOnce` per
+ * invocation) plus one, never below 2 (the AWS minimum) and never above `cap`.
  */
 export const maxConcurrencyFor = (
   settings: Pick<RateSettings, 'transports'>,
-  options: { batchSize: number; sendLatencyMs: number; cap: number },
+  options: { recordsAtOnce: number; sendLatencyMs: number; cap: number },
 ): number | undefined => {
   const rates = Object.values(settings.transports).map((t) => t.perSecond);
   if (rates.length === 0) return undefined;
   const slowest = Math.min(...rates);
   const inFlight = (slowest * options.sendLatencyMs) / 1000;
-  return Math.min(options.cap, Math.max(2, Math.ceil(inFlight / options.batchSize) + 1));
+  return Math.min(options.cap, Math.max(2, Math.ceil(inFlight / options.recordsAtOnce) + 1));
 };

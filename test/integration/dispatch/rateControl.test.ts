@@ -11,7 +11,7 @@ import {
   type RunningProviderSimulator,
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
-import { createHarness, type Harness } from '../../support/dispatchHarness.js';
+import { createHarness, type Harness, restTransports } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
 import { resetIntent } from '../../support/fixtures.js';
 
@@ -38,7 +38,12 @@ interface Worker {
 const worker = (
   h: Harness,
   name: string,
-  options: { clock: Clock; rate?: RateSettingsInput; purposes?: PurposeRegistry },
+  options: {
+    clock: Clock;
+    rate?: RateSettingsInput;
+    purposes?: PurposeRegistry;
+    transports?: ReturnType<typeof restTransports>;
+  },
 ): Worker => {
   const doc = localDynamo().doc;
   const now = () => options.clock.now();
@@ -55,6 +60,7 @@ const worker = (
     realSleep: true,
     admission,
     ...(options.purposes ? { purposes: options.purposes } : {}),
+    ...(options.transports ? { transports: options.transports } : {}),
   });
   return { dispatcher, ...(pacer ? { pacer } : {}), ...(slots ? { slots } : {}) };
 };
@@ -86,13 +92,6 @@ const drain = async (bodies: string[], workers: Worker[], concurrency: number) =
             receiveCount: message.receives,
           });
           outcomes.set(message.id, outcome);
-          if (process.env.DEBUG_DRAIN)
-            console.log(
-              message.id,
-              outcome.disposition,
-              outcome.visibleAfterMs,
-              outcome.channels.map((c) => `${c.state}:${c.action}`).join(),
-            );
           if (outcome.disposition === 'retry_later') {
             message.visibleAt = Date.now() + Math.max(1, outcome.visibleAfterMs ?? 1000);
             queue.push(message);
@@ -108,9 +107,30 @@ const drain = async (bodies: string[], workers: Worker[], concurrency: number) =
 let sim: RunningProviderSimulator;
 let h: Harness;
 
+/** Sends per second over the middle 80 % of the accepted sends (the start-up and the tail left out). */
+const steadyRate = (times: number[]): number => {
+  const sorted = [...times].sort((a, b) => a - b);
+  const from = Math.floor(sorted.length * 0.1);
+  const to = Math.ceil(sorted.length * 0.9) - 1;
+  return (to - from) / ((sorted[to]! - sorted[from]!) / 1000);
+};
+const burstBodies = (prefix: string, n: number) =>
+  Array.from({ length: n }, (_, i) =>
+    JSON.stringify(
+      resetIntent({
+        eventId: `${prefix}-${i}`,
+        recipient: { ref: `${prefix}-${i}`, email: `${prefix}${i}@example.com` },
+      }),
+    ),
+  );
+
+// The issue's figures; SENDPROOF_TEST_BURST / SENDPROOF_TEST_RATE_LIMIT change them on a slow machine.
+const BURST = Number(process.env.SENDPROOF_TEST_BURST ?? 1000);
+const LIMIT = Number(process.env.SENDPROOF_TEST_RATE_LIMIT ?? 50);
+
 describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 sends/s', () => {
   beforeAll(async () => {
-    sim = await startProviderSimulator({ rateLimit: { perSecond: Number(process.env.SIM_RATE ?? 50) } });
+    sim = await startProviderSimulator({ rateLimit: { perSecond: LIMIT } });
     h = await createHarness(sim, systemClock);
   });
   afterAll(async () => {
@@ -118,19 +138,21 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
   });
 
   it('settles near the limit, under 5 % 429s, no retry budget spent by pacing, all 1,000 sent once', async () => {
-    // Prepare: four environments sharing one transport pace of 50/s (the provider's quota).
-    const rate: RateSettingsInput = {
-      transports: { rest: { perSecond: Number(process.env.BURST_RATE ?? 50), slotMs: 200 } },
-    };
-    const workers = ['a', 'b', 'c', 'd'].map((n) => worker(h, `dispatch:${n}`, { clock: systemClock, rate }));
-    const bodies = Array.from({ length: 1000 }, (_, i) =>
-      JSON.stringify(
-        resetIntent({ eventId: `burst-${i}`, recipient: { ref: `player-${i}`, email: `p${i}@example.com` } }),
-      ),
+    // Prepare: first, what this machine's dispatch pipeline manages unpaced against an unlimited provider
+    // (a loaded laptop can be below the quota: "near the limit" means near what is reachable). Then four
+    // environments sharing one transport pace of LIMIT/s, the provider's quota.
+    const unlimited = await startProviderSimulator();
+    const free = ['a', 'b', 'c', 'd'].map((n) =>
+      worker(h, `dispatch:free-${n}`, { clock: systemClock, transports: restTransports(unlimited) }),
     );
+    await drain(burstBodies('calibrate', 300), free, 10);
+    const capacity = steadyRate(unlimited.requests().map((r) => Date.parse(r.at)));
+    await unlimited.stop();
+    const rate: RateSettingsInput = { transports: { rest: { perSecond: LIMIT, slotMs: 200 } } };
+    const workers = ['a', 'b', 'c', 'd'].map((n) => worker(h, `dispatch:${n}`, { clock: systemClock, rate }));
     // Act
     const started = Date.now();
-    const outcomes = await drain(bodies, workers, 10);
+    const outcomes = await drain(burstBodies('burst', BURST), workers, 10);
     const elapsedMs = Date.now() - started;
     // Assess
     const calls = sim.requests();
@@ -138,18 +160,19 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
     const throttled = calls.filter((r) => r.outcome === 'throttled').length;
     const keys = new Set(calls.filter((r) => r.outcome === 'accepted').map((r) => r.idempotencyKey));
     const sent = [...outcomes.values()].flatMap((o) => o.channels);
-    const throughput = (acceptedAt.length - 1) / ((Math.max(...acceptedAt) - Math.min(...acceptedAt)) / 1000);
+    const throughput = steadyRate(acceptedAt);
     const slotWrites = workers.reduce((n, w) => n + (w.slots?.writeUnits ?? 0), 0);
     console.log(
       `burst: ${acceptedAt.length} accepted, ${throttled} throttled of ${calls.length} calls, ` +
-        `${throughput.toFixed(1)}/s, ${elapsedMs} ms, ${(slotWrites / 1000).toFixed(3)} pacing WCU/notification`,
+        `${throughput.toFixed(1)}/s (limit ${LIMIT}/s, unpaced capacity here ${capacity.toFixed(1)}/s), ` +
+        `${elapsedMs} ms, ${(slotWrites / BURST).toFixed(3)} pacing WCU/notification`,
     );
-    expect(acceptedAt).toHaveLength(1000);
-    expect(keys.size).toBe(1000);
+    expect(acceptedAt).toHaveLength(BURST);
+    expect(keys.size).toBe(BURST);
     expect(sent.every((c) => c.state === 'accepted')).toBe(true);
     expect(throttled / calls.length).toBeLessThan(0.05);
-    expect(throughput).toBeGreaterThan(40);
-    expect(throughput).toBeLessThan(55);
+    expect(throughput).toBeLessThanOrEqual(LIMIT * 1.05);
+    expect(throughput).toBeGreaterThanOrEqual(0.8 * Math.min(LIMIT, capacity));
     const rows = await Promise.all(sent.map((c) => h.ledger.get(c.dedupeKey)));
     expect(rows.some((r) => r?.history.some((e) => e.why?.startsWith('retry_budget_exhausted')))).toBe(false);
     // Pacing never spends an attempt: only a provider 429 does.
@@ -157,7 +180,21 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
       (r) => (r?.attempts ?? 0) > 1 + (r?.history.filter((e) => e.why?.startsWith('retryable:')).length ?? 0),
     );
     expect(spentByPacing).toEqual([]);
-  }, 90_000);
+  }, 150_000);
+
+  it('a provider 429 lowers the pace (AIMD) instead of only retrying', async () => {
+    // Prepare: the pacer believes 40/s; the provider throttles the first send.
+    sim.reset();
+    const rate: RateSettingsInput = { transports: { rest: { perSecond: 40 } } };
+    const w = worker(h, 'dispatch:aimd', { clock: systemClock, rate });
+    sim.addFault({ match: {}, fault: 'status_429', retryAfterSeconds: 0 });
+    // Act
+    const outcome = await w.dispatcher.handle(burstBodies('aimd', 1)[0]!, { messageId: 'aimd-1' });
+    // Assess: sent on the retry, and this environment's pace was halved (then one success added back).
+    expect(outcome.channels[0]).toMatchObject({ state: 'accepted' });
+    expect(w.pacer?.rateOf('rest')).toBeLessThan(40);
+    expect(w.pacer?.rateOf('rest')).toBeGreaterThanOrEqual(20);
+  });
 
   it('a message without a token waits in retry_wait (paced) with no attempt spent, then sends once', async () => {
     // Prepare: one send per second and no in-memory wait, so the second and third wait in the ledger.
