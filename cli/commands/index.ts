@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { register as registerAudit } from './audit.js';
+import { register as registerBreaker } from './breaker.js';
 import { register as registerConsole } from './console.js';
 import { register as registerDlq } from './dlq.js';
 import { register as registerExplain } from './explain.js';
@@ -30,4 +31,5 @@ export const registerCommands = (program: Command): void => {
   registerResolve(program);
   registerConsole(program);
   registerSuppressions(program);
+  registerBreaker(program);
 };
