@@ -220,9 +220,10 @@ export class Pacer {
     const limit = perSlot(lane.state.rate, lane.slotMs);
     let slot = Math.max(current, lane.scanFrom);
     for (; slotStart(slot, lane.slotMs) <= deadline; slot += 1) {
-      // As many tokens as this environment has callers waiting (at most the slot): one write serves
-      // them all, and no token is held that another environment could have used.
-      const want = Math.max(1, Math.min(limit, lane.waiting));
+      // As many tokens as this environment has callers waiting, and at least half a slot: one write
+      // serves the callers that follow within the slot, and a busy slot is shared by two environments
+      // at most, so little is held that another environment could have used.
+      const want = Math.min(limit, Math.max(lane.waiting, Math.ceil(limit / 2)));
       const granted = await this.deps.slots.take(key, slotStart(slot, lane.slotMs), limit, want);
       if (granted > 0) {
         lane.slot = slot;

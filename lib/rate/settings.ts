@@ -10,7 +10,7 @@ export const TransportRateSchema = z.strictObject({
   /** The lowest pace a run of throttles may bring it to. Default: a tenth of the ceiling. */
   floorPerSecond: z.number().positive().max(10_000).optional(),
   /** Slot length: one shared counter per slot; a longer slot is fewer writes and a burstier start. */
-  slotMs: z.number().int().min(50).max(1000).default(200),
+  slotMs: z.number().int().min(50).max(1000).default(500),
 });
 
 export const RateSettingsSchema = z.strictObject({

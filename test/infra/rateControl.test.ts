@@ -46,7 +46,7 @@ describe('rate control and SMS protection in the CDK app', () => {
     const envs = functions.map((f) => f.Properties.Environment?.Variables ?? {});
     const dispatcher = envs.find((e) => e[ENV.rateLimits] !== undefined);
     expect(JSON.parse(dispatcher?.[ENV.rateLimits])).toMatchObject({
-      transports: { ses: { perSecond: 14, slotMs: 200 } },
+      transports: { ses: { perSecond: 14, slotMs: 500 } },
       maxWaitMs: 2000,
     });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'SpendBreakerOpened' });

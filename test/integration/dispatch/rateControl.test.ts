@@ -148,7 +148,7 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
     await drain(burstBodies('calibrate', 300), free, 10);
     const capacity = steadyRate(unlimited.requests().map((r) => Date.parse(r.at)));
     await unlimited.stop();
-    const rate: RateSettingsInput = { transports: { rest: { perSecond: LIMIT, slotMs: 200 } } };
+    const rate: RateSettingsInput = { transports: { rest: { perSecond: LIMIT } } };
     const workers = ['a', 'b', 'c', 'd'].map((n) => worker(h, `dispatch:${n}`, { clock: systemClock, rate }));
     // Act
     const started = Date.now();
