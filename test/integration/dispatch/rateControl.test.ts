@@ -1,111 +1,84 @@
-import pLimit from 'p-limit';
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Dispatcher, IntentOutcome } from '../../../lib/dispatch/Dispatcher.js';
-import { type Clock, ManualClock, systemClock } from '../../../lib/domain/clock.js';
-import { BUILT_IN_PURPOSES, PurposeRegistry } from '../../../lib/domain/purposes.js';
-import { Admission } from '../../../lib/rate/Admission.js';
-import { Pacer, TokenSlots } from '../../../lib/rate/Pacer.js';
+import { ManualClock, systemClock } from '../../../lib/domain/clock.js';
+import { BUILT_IN_PURPOSES } from '../../../lib/domain/purposes.js';
+import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { SpendBreaker } from '../../../lib/rate/SpendBreaker.js';
-import { type RateSettingsInput, RateSettingsSchema } from '../../../lib/rate/settings.js';
+import type { RateSettingsInput } from '../../../lib/rate/settings.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
-import { createHarness, type Harness, restTransports } from '../../support/dispatchHarness.js';
-import { localDynamo } from '../../support/dynamo.js';
+import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
 import { resetIntent } from '../../support/fixtures.js';
+import { drain, type RateWorkerSpec, rateWorker, type ThreadReport } from '../../support/rateWorld.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator (a test double) over HTTP.
-// Workers are independent dispatchers, each with its own DynamoDB client, pacer and breaker, run
-// concurrently against the same tables, as Lambda execution environments would be.
+// The bursts run real concurrent workers: one worker thread per execution environment, each with its
+// own event loop, DynamoDB client, pacer and breaker, sharing the tables as Lambda environments would.
 
 const reset = BUILT_IN_PURPOSES.find((p) => p.purpose === 'password-reset')!;
-const guarded = new PurposeRegistry([
-  ...BUILT_IN_PURPOSES.filter((p) => p.purpose !== 'password-reset'),
+const GUARDED = [
   {
     ...reset,
     smsCountries: ['GB', 'DE', 'US'],
     smsSpendBreaker: { maxSends: 20, windowSeconds: 3600, cooldownSeconds: 120 },
   },
-]);
+];
 
-interface Worker {
-  dispatcher: Dispatcher;
-  pacer?: Pacer;
-  slots?: TokenSlots;
+interface World {
+  table: string;
+  suppressionTable: string;
+  ledger: DynamoLedger;
+  breaker: SpendBreaker;
+  spec: (workerId: string, extra?: Partial<RateWorkerSpec>) => RateWorkerSpec;
 }
 
-const worker = (
-  h: Harness,
-  name: string,
-  options: {
-    clock: Clock;
-    rate?: RateSettingsInput;
-    purposes?: PurposeRegistry;
-    transports?: ReturnType<typeof restTransports>;
-  },
-): Worker => {
-  const doc = localDynamo().doc;
-  const now = () => options.clock.now();
-  const slots = options.rate ? new TokenSlots(doc, h.table) : undefined;
-  const pacer =
-    options.rate && slots
-      ? new Pacer({ slots, settings: RateSettingsSchema.parse(options.rate), now })
-      : undefined;
-  const breaker = new SpendBreaker(doc, h.table, { workerId: name });
-  const admission = new Admission({ ...(pacer ? { pacer } : {}), breaker, now });
-  const dispatcher = h.dispatcher({
-    workerId: name,
-    clock: options.clock,
-    realSleep: true,
-    admission,
-    ...(options.purposes ? { purposes: options.purposes } : {}),
-    ...(options.transports ? { transports: options.transports } : {}),
-  });
-  return { dispatcher, ...(pacer ? { pacer } : {}), ...(slots ? { slots } : {}) };
-};
-
-/**
- * The intake queue in memory: `workers` pull concurrently, `concurrency` records each; a message that
- * must come back is received again after its visibility (the dispatcher's `visibleAfterMs`).
- */
-const drain = async (bodies: string[], workers: Worker[], concurrency: number) => {
-  const queue = bodies.map((body, i) => ({ body, id: `m-${i}`, receives: 0, visibleAt: 0 }));
-  const outcomes = new Map<string, IntentOutcome>();
-  let open = queue.length;
-  await Promise.all(
-    workers.map(async (w) => {
-      const limit = pLimit(concurrency);
-      const loop = async (): Promise<void> => {
-        while (open > 0) {
-          const now = Date.now();
-          const index = queue.findIndex((m) => m.visibleAt <= now);
-          if (index < 0) {
-            await new Promise((r) => setTimeout(r, 20));
-            continue;
-          }
-          const [message] = queue.splice(index, 1);
-          if (!message) continue;
-          message.receives += 1;
-          const outcome = await w.dispatcher.handle(message.body, {
-            messageId: message.id,
-            receiveCount: message.receives,
-          });
-          outcomes.set(message.id, outcome);
-          if (outcome.disposition === 'retry_later') {
-            message.visibleAt = Date.now() + Math.max(1, outcome.visibleAfterMs ?? 1000);
-            queue.push(message);
-          } else open -= 1;
-        }
-      };
-      await Promise.all(Array.from({ length: concurrency }, () => limit(loop)));
+const world = async (sim: RunningProviderSimulator): Promise<World> => {
+  const { raw, doc, endpoint } = localDynamo();
+  const table = await createLedgerTable(raw, 'rate');
+  const suppressionTable = await createSuppressionTable(raw);
+  return {
+    table,
+    suppressionTable,
+    ledger: new DynamoLedger(doc, table),
+    breaker: new SpendBreaker(doc, table, { workerId: 'test' }),
+    spec: (workerId, extra = {}) => ({
+      endpoint,
+      table,
+      suppressionTable,
+      simUrl: sim.url,
+      workerId,
+      ...extra,
     }),
-  );
-  return outcomes;
+  };
 };
 
-let sim: RunningProviderSimulator;
-let h: Harness;
+/** `bodies` dealt round-robin to `threads` worker threads, `concurrency` records each. */
+const runThreads = async (
+  w: World,
+  bodies: string[],
+  threads: number,
+  concurrency: number,
+  extra: Partial<RateWorkerSpec>,
+): Promise<ThreadReport[]> =>
+  Promise.all(
+    Array.from(
+      { length: threads },
+      (_, t) =>
+        new Promise<ThreadReport>((resolve, reject) => {
+          const worker = new Worker(new URL('../../support/rateWorker.mjs', import.meta.url), {
+            workerData: {
+              spec: w.spec(`dispatch:thread-${t}`, extra),
+              bodies: bodies.filter((_, i) => i % threads === t),
+              concurrency,
+            },
+          });
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        }),
+    ),
+  );
 
 /** Sends per second over the middle 80 % of the accepted sends (the start-up and the tail left out). */
 const steadyRate = (times: number[]): number => {
@@ -114,7 +87,7 @@ const steadyRate = (times: number[]): number => {
   const to = Math.ceil(sorted.length * 0.9) - 1;
   return (to - from) / ((sorted[to]! - sorted[from]!) / 1000);
 };
-const burstBodies = (prefix: string, n: number) =>
+const emailBodies = (prefix: string, n: number) =>
   Array.from({ length: n }, (_, i) =>
     JSON.stringify(
       resetIntent({
@@ -129,9 +102,11 @@ const BURST = Number(process.env.SENDPROOF_TEST_BURST ?? 1000);
 const LIMIT = Number(process.env.SENDPROOF_TEST_RATE_LIMIT ?? 50);
 
 describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 sends/s', () => {
+  let sim: RunningProviderSimulator;
+  let w: World;
   beforeAll(async () => {
     sim = await startProviderSimulator({ rateLimit: { perSecond: LIMIT } });
-    h = await createHarness(sim, systemClock);
+    w = await world(sim);
   });
   afterAll(async () => {
     await sim.stop();
@@ -142,26 +117,25 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
     // (a loaded laptop can be below the quota: "near the limit" means near what is reachable). Then four
     // environments sharing one transport pace of LIMIT/s, the provider's quota.
     const unlimited = await startProviderSimulator();
-    const free = ['a', 'b', 'c', 'd'].map((n) =>
-      worker(h, `dispatch:free-${n}`, { clock: systemClock, transports: restTransports(unlimited) }),
+    const free = ['a', 'b'].map((n) =>
+      rateWorker({ ...w.spec(`dispatch:free-${n}`), simUrl: unlimited.url }, systemClock),
     );
-    await drain(burstBodies('calibrate', 300), free, 10);
+    await drain(emailBodies('calibrate', 200), free, 20);
     const capacity = steadyRate(unlimited.requests().map((r) => Date.parse(r.at)));
     await unlimited.stop();
     const rate: RateSettingsInput = { transports: { rest: { perSecond: LIMIT } } };
-    const workers = ['a', 'b', 'c', 'd'].map((n) => worker(h, `dispatch:${n}`, { clock: systemClock, rate }));
     // Act
     const started = Date.now();
-    const outcomes = await drain(burstBodies('burst', BURST), workers, 10);
+    const reports = await runThreads(w, emailBodies('burst', BURST), 4, 10, { rate });
     const elapsedMs = Date.now() - started;
     // Assess
     const calls = sim.requests();
     const acceptedAt = calls.filter((r) => r.outcome === 'accepted').map((r) => Date.parse(r.at));
     const throttled = calls.filter((r) => r.outcome === 'throttled').length;
     const keys = new Set(calls.filter((r) => r.outcome === 'accepted').map((r) => r.idempotencyKey));
-    const sent = [...outcomes.values()].flatMap((o) => o.channels);
+    const sent = reports.flatMap((r) => r.channels);
     const throughput = steadyRate(acceptedAt);
-    const slotWrites = workers.reduce((n, w) => n + (w.slots?.writeUnits ?? 0), 0);
+    const slotWrites = reports.reduce((n, r) => n + r.slotWriteUnits, 0);
     console.log(
       `burst: ${acceptedAt.length} accepted, ${throttled} throttled of ${calls.length} calls, ` +
         `${throughput.toFixed(1)}/s (limit ${LIMIT}/s, unpaced capacity here ${capacity.toFixed(1)}/s), ` +
@@ -169,11 +143,12 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
     );
     expect(acceptedAt).toHaveLength(BURST);
     expect(keys.size).toBe(BURST);
+    expect(sent).toHaveLength(BURST);
     expect(sent.every((c) => c.state === 'accepted')).toBe(true);
     expect(throttled / calls.length).toBeLessThan(0.05);
     expect(throughput).toBeLessThanOrEqual(LIMIT * 1.05);
     expect(throughput).toBeGreaterThanOrEqual(0.8 * Math.min(LIMIT, capacity));
-    const rows = await Promise.all(sent.map((c) => h.ledger.get(c.dedupeKey)));
+    const rows = await Promise.all(sent.map((c) => w.ledger.get(c.dedupeKey)));
     expect(rows.some((r) => r?.history.some((e) => e.why?.startsWith('retry_budget_exhausted')))).toBe(false);
     // Pacing never spends an attempt: only a provider 429 does.
     const spentByPacing = rows.filter(
@@ -185,32 +160,32 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
   it('a provider 429 lowers the pace (AIMD) instead of only retrying', async () => {
     // Prepare: the pacer believes 40/s; the provider throttles the first send.
     sim.reset();
-    const rate: RateSettingsInput = { transports: { rest: { perSecond: 40 } } };
-    const w = worker(h, 'dispatch:aimd', { clock: systemClock, rate });
+    const worker = rateWorker(
+      w.spec('dispatch:aimd', { rate: { transports: { rest: { perSecond: 40 } } } }),
+      systemClock,
+    );
     sim.addFault({ match: {}, fault: 'status_429', retryAfterSeconds: 0 });
     // Act
-    const outcome = await w.dispatcher.handle(burstBodies('aimd', 1)[0]!, { messageId: 'aimd-1' });
+    const outcome = await worker.dispatcher.handle(emailBodies('aimd', 1)[0]!, { messageId: 'aimd-1' });
     // Assess: sent on the retry, and this environment's pace was halved (then one success added back).
     expect(outcome.channels[0]).toMatchObject({ state: 'accepted' });
-    expect(w.pacer?.rateOf('rest')).toBeLessThan(40);
-    expect(w.pacer?.rateOf('rest')).toBeGreaterThanOrEqual(20);
+    expect(worker.pacer?.rateOf('rest')).toBeLessThan(40);
+    expect(worker.pacer?.rateOf('rest')).toBeGreaterThanOrEqual(20);
   });
 
   it('a message without a token waits in retry_wait (paced) with no attempt spent, then sends once', async () => {
     // Prepare: one send per second and no in-memory wait, so the second and third wait in the ledger.
     sim.reset();
     const rate: RateSettingsInput = { transports: { rest: { perSecond: 1, slotMs: 1000 } }, maxWaitMs: 0 };
-    const w = worker(h, 'dispatch:paced', { clock: systemClock, rate });
-    const bodies = [0, 1, 2].map((i) =>
-      JSON.stringify(
-        resetIntent({ eventId: `paced-${i}`, recipient: { ref: `paced-${i}`, email: `q${i}@example.com` } }),
-      ),
-    );
+    const worker = rateWorker(w.spec('dispatch:paced', { rate }), systemClock);
+    const bodies = emailBodies('paced', 3);
     // Act
-    const first = await Promise.all(bodies.map((b, i) => w.dispatcher.handle(b, { messageId: `p-${i}` })));
+    const first = await Promise.all(
+      bodies.map((b, i) => worker.dispatcher.handle(b, { messageId: `p-${i}` })),
+    );
     const waiting = first.filter((o) => o.disposition === 'retry_later');
-    const parkedRows = await Promise.all(waiting.map((o) => h.ledger.get(o.channels[0]!.dedupeKey)));
-    const outcomes = await drain(bodies, [w], 3);
+    const parkedRows = await Promise.all(waiting.map((o) => w.ledger.get(o.channels[0]!.dedupeKey)));
+    const outcomes = await drain(bodies, [worker], 3);
     // Assess
     expect(waiting.length).toBeGreaterThanOrEqual(2);
     for (const row of parkedRows) {
@@ -220,12 +195,14 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
     }
     expect([...outcomes.values()].every((o) => o.channels[0]?.state === 'accepted')).toBe(true);
     expect(sim.requests().filter((r) => r.outcome === 'accepted')).toHaveLength(3);
-    const row = await h.ledger.get(waiting[0]!.channels[0]!.dedupeKey);
+    const row = await w.ledger.get(waiting[0]!.channels[0]!.dedupeKey);
     expect(row?.attempts).toBe(1);
   }, 30_000);
 });
 
 describe('SMS country rules and the spend breaker', () => {
+  let sim: RunningProviderSimulator;
+  let w: World;
   const clock = new ManualClock(Date.now());
   beforeAll(async () => {
     sim = await startProviderSimulator();
@@ -235,7 +212,7 @@ describe('SMS country rules and the spend breaker', () => {
   });
   beforeEach(async () => {
     // Fresh tables per test: every breaker starts closed with no count.
-    h = await createHarness(sim, clock);
+    w = await world(sim);
     sim.reset();
     clock.set(Date.now());
   });
@@ -246,27 +223,27 @@ describe('SMS country rules and the spend breaker', () => {
 
   it('an SMS reset to a country outside the allow-list is blocked without a provider call', async () => {
     // Prepare
-    const w = worker(h, 'dispatch:geo', { clock, purposes: guarded });
+    const { dispatcher } = rateWorker(w.spec('dispatch:geo', { purposes: GUARDED }), clock);
     // Act
-    const nigeria = await w.dispatcher.handle(sms('geo-ng', '+2348031234567'), { messageId: 'g1' });
-    const unresolved = await w.dispatcher.handle(sms('geo-zz', '+15555550123'), { messageId: 'g2' });
-    const germany = await w.dispatcher.handle(sms('geo-de', '+4915123456701'), { messageId: 'g3' });
+    const nigeria = await dispatcher.handle(sms('geo-ng', '+2348031234567'), { messageId: 'g1' });
+    const unresolved = await dispatcher.handle(sms('geo-zz', '+15555550123'), { messageId: 'g2' });
+    const germany = await dispatcher.handle(sms('geo-de', '+4915123456701'), { messageId: 'g3' });
     // Assess
     expect(nigeria.channels[0]).toMatchObject({ state: 'blocked', action: 'blocked' });
     expect(unresolved.channels[0]).toMatchObject({ state: 'blocked' });
     expect(germany.channels[0]).toMatchObject({ state: 'accepted' });
     expect(sim.requests().map((r) => r.to)).toEqual(['+4915123456701']);
-    const row = await h.ledger.get(nigeria.channels[0]!.dedupeKey);
+    const row = await w.ledger.get(nigeria.channels[0]!.dedupeKey);
     expect(row?.history.map((e) => e.why)).toEqual(['country_not_allowed:NG']);
     expect(JSON.stringify(row)).not.toContain('8031234567');
-    expect((await h.ledger.get(unresolved.channels[0]!.dedupeKey))?.history[0]?.why).toBe(
+    expect((await w.ledger.get(unresolved.channels[0]!.dedupeKey))?.history[0]?.why).toBe(
       'country_not_allowed:ZZ',
     );
   });
 
   it('the breaker opens inside a burst (≤ threshold + concurrency sends), blocks that country only, and closes after the cool-down', async () => {
-    // Prepare: threshold 20 per hour per country; three environments, eight records each at a time.
-    const workers = ['x', 'y', 'z'].map((n) => worker(h, `dispatch:${n}`, { clock, purposes: guarded }));
+    // Prepare: threshold 20 per hour per country; three worker threads, eight records each at a time.
+    const threads = 3;
     const concurrency = 8;
     const german = Array.from({ length: 60 }, (_, i) =>
       sms(`brk-de-${i}`, `+49151234567${String(i).padStart(2, '0')}`),
@@ -275,60 +252,59 @@ describe('SMS country rules and the spend breaker', () => {
       sms(`brk-gb-${i}`, `+4474001234${String(i).padStart(2, '0')}`),
     );
     // Act
-    const outcomes = await drain([...german, ...british], workers, concurrency);
+    const reports = await runThreads(w, [...german, ...british], threads, concurrency, { purposes: GUARDED });
     // Assess
     const toGermany = sim.requests().filter((r) => r.to?.startsWith('+49') && r.outcome === 'accepted');
     const toBritain = sim.requests().filter((r) => r.to?.startsWith('+44') && r.outcome === 'accepted');
     expect(toGermany.length).toBeGreaterThanOrEqual(20);
-    expect(toGermany.length).toBeLessThanOrEqual(20 + workers.length * concurrency);
+    expect(toGermany.length).toBeLessThanOrEqual(20 + threads * concurrency);
+    // Stronger than the bound: the count is one conditional write per SMS, so exactly the threshold.
+    expect(toGermany).toHaveLength(20);
     expect(toBritain).toHaveLength(10);
-    const blocked = [...outcomes.values()].flatMap((o) => o.channels).filter((c) => c.state === 'blocked');
+    const blocked = reports.flatMap((r) => r.channels).filter((c) => c.state === 'blocked');
     expect(blocked).toHaveLength(60 - toGermany.length);
-    const row = await h.ledger.get(blocked[0]!.dedupeKey);
+    const row = await w.ledger.get(blocked[0]!.dedupeKey);
     expect(row?.history[0]?.why).toBe('spend_breaker_open:DE');
-    const breaker = new SpendBreaker(localDynamo().doc, h.table, { workerId: 'test' });
-    expect(await breaker.read('password-reset', 'DE')).toMatchObject({ state: 'open' });
-    expect(await breaker.read('password-reset', 'GB')).toMatchObject({ state: 'closed', sends: 10 });
+    expect(await w.breaker.read('password-reset', 'DE')).toMatchObject({ state: 'open' });
+    expect(await w.breaker.read('password-reset', 'GB')).toMatchObject({ state: 'closed', sends: 10 });
 
     // Act: still open within the cool-down, closed after it.
+    const { dispatcher } = rateWorker(w.spec('dispatch:after', { purposes: GUARDED }), clock);
+    // The threads opened it on the real clock: continue from now.
+    clock.set(Date.now());
     clock.advance(60_000);
-    const during = await workers[0]!.dispatcher.handle(sms('brk-de-during', '+4915123456799'), {
-      messageId: 'd1',
-    });
+    const during = await dispatcher.handle(sms('brk-de-during', '+4915123456799'), { messageId: 'd1' });
     clock.advance(61_000);
-    const after = await workers[1]!.dispatcher.handle(sms('brk-de-after', '+4915123456798'), {
-      messageId: 'd2',
-    });
+    const after = await dispatcher.handle(sms('brk-de-after', '+4915123456798'), { messageId: 'd2' });
     // Assess
     expect(during.channels[0]).toMatchObject({ state: 'blocked' });
     expect(after.channels[0]).toMatchObject({ state: 'accepted' });
-    const item = await breaker.read('password-reset', 'DE');
+    const item = await w.breaker.read('password-reset', 'DE');
     expect(item).toMatchObject({ state: 'closed', sends: 1 });
     expect(item?.history.map((e) => e.s)).toEqual(['breaker_open', 'breaker_closed']);
     expect(item?.history.map((e) => e.why)).toEqual(['threshold_crossed:20/3600s', 'cooldown_elapsed']);
-  });
+  }, 60_000);
 
   it('an operator reset closes an open breaker at once and is recorded with the operator and reason', async () => {
     // Prepare: open the GB breaker (20 sends, then one more is refused).
-    const w = worker(h, 'dispatch:reset', { clock, purposes: guarded });
+    const worker = rateWorker(w.spec('dispatch:reset', { purposes: GUARDED }), clock);
     const bodies = Array.from({ length: 21 }, (_, i) =>
       sms(`rst-gb-${i}`, `+4474009876${String(i).padStart(2, '0')}`),
     );
-    await drain(bodies, [w], 4);
-    const breaker = new SpendBreaker(localDynamo().doc, h.table, { workerId: 'test' });
-    expect(await breaker.read('password-reset', 'GB')).toMatchObject({ state: 'open' });
+    await drain(bodies, [worker], 4);
+    expect(await w.breaker.read('password-reset', 'GB')).toMatchObject({ state: 'open' });
     // Act
-    const done = await breaker.reset(
+    const done = await w.breaker.reset(
       'password-reset',
       'GB',
       { operator: 'ops-ana', reason: 'campaign verified' },
       clock.now(),
     );
-    const next = await w.dispatcher.handle(sms('rst-gb-next', '+447400987699'), { messageId: 'n1' });
+    const next = await worker.dispatcher.handle(sms('rst-gb-next', '+447400987699'), { messageId: 'n1' });
     // Assess
     expect(done.reset).toBe(true);
     expect(next.channels[0]).toMatchObject({ state: 'accepted' });
-    const item = await breaker.read('password-reset', 'GB');
+    const item = await w.breaker.read('password-reset', 'GB');
     expect(item?.history.at(-1)).toMatchObject({
       s: 'breaker_closed',
       by: 'operator:ops-ana',
@@ -337,15 +313,11 @@ describe('SMS country rules and the spend breaker', () => {
   });
 
   it('email is never counted by the SMS breaker', async () => {
-    const w = worker(h, 'dispatch:email', { clock, purposes: guarded });
-    const out = await w.dispatcher.handle(
-      JSON.stringify(resetIntent({ eventId: 'email-only' }, clock.now())),
-      {
-        messageId: 'e1',
-      },
-    );
+    const { dispatcher } = rateWorker(w.spec('dispatch:email', { purposes: GUARDED }), clock);
+    const out = await dispatcher.handle(JSON.stringify(resetIntent({ eventId: 'email-only' }, clock.now())), {
+      messageId: 'e1',
+    });
     expect(out.channels[0]).toMatchObject({ state: 'accepted' });
-    const breaker = new SpendBreaker(localDynamo().doc, h.table, { workerId: 'test' });
-    expect(await breaker.read('password-reset', 'ZZ')).toBeUndefined();
+    expect(await w.breaker.read('password-reset', 'ZZ')).toBeUndefined();
   });
 });
