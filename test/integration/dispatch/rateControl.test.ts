@@ -173,6 +173,34 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
     expect(worker.pacer?.rateOf('rest')).toBeGreaterThanOrEqual(20);
   });
 
+  it('a tenant over its quota per minute waits for the next minute, other tenants are not held back', async () => {
+    // Prepare: acme may send 2 a minute; no in-memory wait.
+    sim.reset();
+    const rate: RateSettingsInput = { tenants: { 'acme-games': { perMinute: 2 } }, maxWaitMs: 0 };
+    const worker = rateWorker(w.spec('dispatch:tenant', { rate }), systemClock);
+    const acme = emailBodies('quota', 3);
+    const other = JSON.stringify({ ...JSON.parse(emailBodies('other', 1)[0]!), tenant: 'globex' });
+    // Not across a minute boundary: the quota is per calendar minute.
+    if (Date.now() % 60_000 > 50_000)
+      await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 50));
+    // Act
+    const outcomes = [];
+    for (const [i, body] of [...acme, other].entries())
+      outcomes.push(await worker.dispatcher.handle(body, { messageId: `q-${i}` }));
+    // Assess
+    const minuteEnd = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
+    expect(outcomes.map((o) => o.channels[0]?.state)).toEqual([
+      'accepted',
+      'accepted',
+      'retry_wait',
+      'accepted',
+    ]);
+    const row = await w.ledger.get(outcomes[2]!.channels[0]!.dedupeKey);
+    expect(row).toMatchObject({ state: 'retry_wait', attempts: 0 });
+    expect(row?.nextAttemptAt).toBeGreaterThanOrEqual(minuteEnd - 60_000);
+    expect(row?.nextAttemptAt).toBeLessThanOrEqual(minuteEnd);
+  });
+
   it('a message without a token waits in retry_wait (paced) with no attempt spent, then sends once', async () => {
     // Prepare: one send per second and no in-memory wait, so the second and third wait in the ledger.
     sim.reset();
