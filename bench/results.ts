@@ -145,5 +145,7 @@ export interface BenchResults {
   coldStart?: ColdStartResult;
   archive?: ArchiveBatchingResult;
   cli?: CliTimingResult;
+  /** Write units the shared send pace adds per notification (bench/pacingWrites.ts). */
+  pacing?: import('./pacingWrites.js').PacingWritesRow[];
   targets: TargetResult[];
 }

@@ -8,6 +8,7 @@ import { measureArchiveBatching } from './archiveBatching.js';
 import { measureCli, renderCliTable } from './cliTimings.js';
 import { measureColdStart } from './coldStart.js';
 import { measureEvidenceReads } from './evidenceReads.js';
+import { measurePacingWrites } from './pacingWrites.js';
 import { measureReconcileScaling } from './reconcileScaling.js';
 import { renderBarChart, renderBenchmarkDoc, renderSummary } from './report.js';
 import { type BenchResults, type MachineInfo, RESULTS_SCHEMA, type TargetResult } from './results.js';
@@ -52,6 +53,7 @@ const SIZES = quick
       coldStartRuns: 3,
       archive: { notificationsPerSecond: 10, seconds: 15, tenants: 3 },
       cliRuns: 3,
+      pacing: { notifications: 100, perSecond: 50, concurrency: 10, environments: [1, 4] },
     }
   : {
       writeUnitCount: 10,
@@ -61,6 +63,7 @@ const SIZES = quick
       coldStartRuns: 7,
       archive: { notificationsPerSecond: 10, seconds: 60, tenants: 3 },
       cliRuns: 7,
+      pacing: { notifications: 500, perSecond: 50, concurrency: 10, environments: [1, 4] },
     };
 
 const t0 = performance.now();
@@ -133,6 +136,8 @@ const main = async (): Promise<void> => {
     const { ledgerTable } = await createLedgerTables(dynamo.raw, 'evreads');
     results.evidenceReads = await measureEvidenceReads(dynamo.doc, ledgerTable, [100, 10_000], progress);
     results.cli = await measureCli(dynamo, SIZES.cliRuns, progress);
+    await sim.reset();
+    results.pacing = await measurePacingWrites(dynamo, sim, SIZES.pacing, progress);
   } finally {
     progress('stopping DynamoDB Local and the simulator');
     await Promise.allSettled([dynamo?.local.stop(), sim?.stop()]);
@@ -184,6 +189,12 @@ const main = async (): Promise<void> => {
       `reconcile read units, ${reconcile?.rows.at(-1)?.tableRows} rows / ${reconcile?.rows[0]?.tableRows} rows`,
       reconcile ? reconcile.rows.at(-1)!.readUnits / reconcile.rows[0]!.readUnits : undefined,
       { op: '==', value: 1 },
+    ),
+    target(
+      'pacing_wcu',
+      'WCU the shared send pace adds per notification, 4 environments at 50/s',
+      results.pacing?.find((r) => r.environments === 4)?.writeUnitsPerNotification,
+      { op: '<=', value: 1 },
     ),
     target('cold_start', 'bundled dispatcher module init, median ms', results.coldStart.medianInitMs, {
       op: '<',

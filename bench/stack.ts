@@ -26,6 +26,7 @@ import type { DeliveryRecord, Ledger } from '../lib/ledger/port.js';
 import { ledgerCreateTableInput, suppressionCreateTableInput } from '../lib/ledger/tableDefinition.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../lib/local/DynamoDbLocal.js';
 import { stopChildProcess } from '../lib/local/processes.js';
+import type { Admission } from '../lib/rate/Admission.js';
 import { localSealer } from '../lib/seal/IntentSealer.js';
 import type { FaultSpecInput } from '../lib/simulator/faults.js';
 import { FileTemplateStore } from '../lib/templates/FileTemplateStore.js';
@@ -170,6 +171,8 @@ export const wireDispatcher = (options: {
   transportTimes?: TimeByKey;
   /** Keyed by `recipientRef:channel` (the check happens before the row key matters to it). */
   suppressionTimes?: TimeByKey;
+  /** Rate control in front of the provider call (bench/pacingWrites.ts measures what it writes). */
+  admission?: Admission;
 }): BenchWiring => {
   const base: Ledger = new DynamoLedger(options.doc, options.ledgerTable);
   const ledger = options.ledgerTimes ? new TimedLedger(base, options.ledgerTimes) : base;
@@ -199,6 +202,7 @@ export const wireDispatcher = (options: {
     leaseMs: 60_000,
     logger: quietLogger,
     random: () => 0,
+    ...(options.admission ? { admission: options.admission } : {}),
   });
   return { dispatcher, ledger, transports };
 };

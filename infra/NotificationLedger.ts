@@ -8,6 +8,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as ses from 'aws-cdk-lib/aws-ses';
+import * as smsvoice from 'aws-cdk-lib/aws-smsvoice';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { loadNamedQueries, type NamedQuery } from '../lib/archive/namedQueries.js';
@@ -15,6 +16,7 @@ import { ENV } from '../lib/config.js';
 import { type PurposePolicy, PurposeRegistry } from '../lib/domain/purposes.js';
 import { ATTENTION_SHARDS } from '../lib/ledger/attentionIndex.js';
 import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
+import { maxConcurrencyFor, type RateSettingsInput, RateSettingsSchema } from '../lib/rate/settings.js';
 import { checkTemplates } from '../lib/templates/check.js';
 import { Alarms, type AlarmThresholds } from './constructs/Alarms.js';
 import { AuditArchive } from './constructs/AuditArchive.js';
@@ -24,6 +26,7 @@ import { IntakeQueue } from './constructs/IntakeQueue.js';
 import { LedgerTables } from './constructs/LedgerTables.js';
 import { OperatorConsole, type OperatorConsoleProps } from './constructs/OperatorConsole.js';
 import { ReconcilerWorkflow } from './constructs/ReconcilerWorkflow.js';
+import { protectCountryRules, protectedSmsCountries } from './constructs/smsProtect.js';
 import { acknowledge } from './nag.js';
 
 export type EmailTransportName = 'ses' | 'resend' | 'sendgrid' | 'rest' | 'simulator';
@@ -88,6 +91,12 @@ export interface NotificationLedgerProps {
     /** Records one dispatcher invocation works on at once (1..50). Default 5. */
     recordConcurrency?: number;
   };
+  /**
+   * Send pace per transport (`{ transports: { ses: { perSecond: 14 } } }`, the provider's quota) and quota
+   * per tenant, shared by every dispatcher (lib/rate/settings.ts). Without an explicit
+   * `concurrency.dispatcherMaxConcurrency`, the SQS event source's maximum concurrency is derived from it.
+   */
+  rateLimits?: RateSettingsInput;
   /** Ledger claim lease in seconds (5..900). Default 90. */
   leaseSeconds?: number;
   /**
@@ -149,6 +158,7 @@ export class NotificationLedger extends Construct {
     // Validated here so a typo fails `cdk synth`, not the first cold start.
     PurposeRegistry.withOverrides(props.purposes ?? []);
     const purposesJson = JSON.stringify(props.purposes ?? []);
+    const rateLimits = props.rateLimits ? RateSettingsSchema.parse(props.rateLimits) : undefined;
 
     this.contentHashSecret = new secretsmanager.Secret(this, 'ContentHashKey', {
       description: 'Sendproof HMAC key for content hashes (generated; never leaves Secrets Manager)',
@@ -188,7 +198,18 @@ export class NotificationLedger extends Construct {
     this.dispatcher = new Dispatcher(this, 'Dispatcher', {
       queue: this.intake.queue,
       timeout: DISPATCHER_TIMEOUT,
-      maxConcurrency: props.concurrency?.dispatcherMaxConcurrency ?? 10,
+      // Paced: as many concurrent batches as keep the slowest paced transport busy, no more (the rest
+      // would only hold messages in flight waiting for tokens).
+      maxConcurrency:
+        props.concurrency?.dispatcherMaxConcurrency ??
+        (rateLimits
+          ? maxConcurrencyFor(rateLimits, {
+              recordsAtOnce: props.concurrency?.recordConcurrency ?? 5,
+              sendLatencyMs: 300,
+              cap: 1000,
+            })
+          : undefined) ??
+        10,
       logRetention: props.logRetention,
       templatesDir: props.templatesDir === undefined ? undefined : resolve(props.templatesDir),
     });
@@ -228,6 +249,7 @@ export class NotificationLedger extends Construct {
       dispatch.setEnv(ENV.recordConcurrency, String(props.concurrency.recordConcurrency));
     }
     if (props.leaseSeconds !== undefined) dispatch.setEnv(ENV.leaseSeconds, String(props.leaseSeconds));
+    if (rateLimits) dispatch.setEnv(ENV.rateLimits, JSON.stringify(rateLimits));
 
     if (props.email.transport === 'ses') {
       const configurationSetName =
@@ -267,6 +289,15 @@ export class NotificationLedger extends Construct {
       .bindLedger(this.tables.ledger, 'readwrite')
       .bindSuppression(this.tables.suppression, 'readwrite')
       .setEnv(ENV.purposes, purposesJson);
+    // The purposes' SMS countries also hold at the provider, for any caller that bypasses Sendproof.
+    const smsCountries = protectedSmsCountries(props.purposes ?? []);
+    if (props.sms.transport === 'sms-v2' && this.evidence.smsConfigurationSet && smsCountries) {
+      const protect = new smsvoice.CfnProtectConfiguration(this, 'SmsProtectConfiguration', {
+        countryRuleSet: { sms: protectCountryRules(smsCountries) },
+        deletionProtectionEnabled: false,
+      });
+      this.evidence.smsConfigurationSet.protectConfigurationId = protect.attrProtectConfigurationId;
+    }
     if (props.sms.transport === 'sms-v2' && this.evidence.smsConfigurationSet) {
       dispatch.bindSmsSender({
         originationIdentityArn: props.sms.originationIdentityArn!,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigurationError } from './domain/errors.js';
 import { ATTENTION_SHARDS } from './ledger/attentionIndex.js';
+import { RateSettingsSchema } from './rate/settings.js';
 
 /**
  * Every setting Sendproof reads from the environment, parsed once. Nothing else reads process.env.
@@ -40,6 +41,7 @@ export const ENV = {
   localSesEmitterPort: 'SENDPROOF_LOCAL_SES_EMITTER_PORT',
   localSesUpstream: 'SENDPROOF_LOCAL_SES_UPSTREAM',
   purposes: 'SENDPROOF_PURPOSES',
+  rateLimits: 'SENDPROOF_RATE_LIMITS',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
   leaseSeconds: 'SENDPROOF_LEASE_SECONDS',
   attentionShards: 'SENDPROOF_ATTENTION_SHARDS',
@@ -129,6 +131,24 @@ export const ConfigSchema = z.object({
         ctx.addIssue({ code: 'custom', message: 'must be a JSON array of purpose policies' });
         return z.NEVER;
       }
+    }),
+  /** Send pace per transport and quota per tenant (JSON, lib/rate/settings.ts). Absent: no pacing. */
+  rateLimits: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (!raw) return undefined;
+      try {
+        const parsed = RateSettingsSchema.safeParse(JSON.parse(raw));
+        if (parsed.success) return parsed.data;
+        ctx.addIssue({
+          code: 'custom',
+          message: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+        });
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+      }
+      return z.NEVER;
     }),
   templatesDir: z.string().optional(),
   leaseSeconds: z.coerce.number().int().min(5).max(900).default(90),

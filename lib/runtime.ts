@@ -8,6 +8,9 @@ import type { PurposeRegistry } from './domain/purposes.js';
 import { DynamoGateFacts } from './ledger/DynamoGateFacts.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 import type { GateFactsReader, Ledger, SuppressionList } from './ledger/port.js';
+import { Admission, type DimensionedMetrics } from './rate/Admission.js';
+import { Pacer, TokenSlots } from './rate/Pacer.js';
+import { SpendBreaker } from './rate/SpendBreaker.js';
 import { type IntentSealer, kmsSealer, localSealer } from './seal/IntentSealer.js';
 import { FileTemplateStore } from './templates/FileTemplateStore.js';
 import type { TemplateRenderer } from './templates/port.js';
@@ -29,6 +32,46 @@ export interface Runtime {
   sealer: IntentSealer;
   gateFacts: GateFactsReader;
 }
+
+/**
+ * Rate control and SMS anti-abuse for a dispatcher (lib/rate): the shared pace when SENDPROOF_RATE_LIMITS
+ * names one, and the SMS country rules and spend breakers the purposes declare (always on).
+ */
+export const admissionFor = (
+  config: Config,
+  documentClient: DynamoDBDocumentClient,
+  deps: {
+    now: () => number;
+    workerId: string;
+    metrics?: DimensionedMetrics;
+    logger?: {
+      info(m: string, ...e: Array<Record<string, unknown>>): void;
+      warn(m: string, ...e: Array<Record<string, unknown>>): void;
+    };
+  },
+): Admission => {
+  const table = requireSettings(config, ['ledgerTable']).ledgerTable;
+  const pacer = config.rateLimits
+    ? new Pacer({
+        slots: new TokenSlots(documentClient, table),
+        settings: config.rateLimits,
+        now: deps.now,
+        ...(deps.metrics ? { metrics: deps.metrics } : {}),
+        ...(deps.logger ? { logger: deps.logger } : {}),
+      })
+    : undefined;
+  const breaker = new SpendBreaker(documentClient, table, {
+    workerId: deps.workerId,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
+  return new Admission({
+    ...(pacer ? { pacer } : {}),
+    breaker,
+    now: deps.now,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
+};
 
 /** A fixed key for laptops and tests only: a deployed stack always reads its key from Secrets Manager. */
 const LOCAL_CONTENT_HASH_KEY = 'sendproof-local-content-hash-key-not-for-production';

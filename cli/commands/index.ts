@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { register as registerAudit } from './audit.js';
+import { register as registerBreaker } from './breaker.js';
 import { register as registerCancel } from './cancel.js';
 import { register as registerConsole } from './console.js';
 import { register as registerDlq } from './dlq.js';
@@ -32,4 +33,5 @@ export const registerCommands = (program: Command): void => {
   registerConsole(program);
   registerSuppressions(program);
   registerCancel(program);
+  registerBreaker(program);
 };

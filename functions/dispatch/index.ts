@@ -9,7 +9,7 @@ import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
 import { visibilityChanger } from '../../lib/dispatch/visibility.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { createRuntime } from '../../lib/runtime.js';
+import { admissionFor, createRuntime } from '../../lib/runtime.js';
 import { evidenceRecorderFor } from '../../lib/wiring.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.
@@ -17,16 +17,31 @@ const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.dispatch);
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 const runtime = await createRuntime(config);
+// The lease owner is this execution environment: a crashed environment's leases expire with it.
+const workerId = `dispatch:${randomUUID().slice(0, 8)}`;
 const dispatcher = new Dispatcher({
   ...runtime,
   clock: systemClock,
-  // The lease owner is this execution environment: a crashed environment's leases expire with it.
-  workerId: `dispatch:${randomUUID().slice(0, 8)}`,
+  workerId,
   leaseMs: config.leaseSeconds * 1000,
   ...(config.maxReceiveCount !== undefined ? { maxReceiveCount: config.maxReceiveCount } : {}),
   ...(config.parkGraceSeconds !== undefined ? { parkGraceMs: config.parkGraceSeconds * 1000 } : {}),
   logger,
   metrics: { count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value) },
+  // Pace, SMS country rules and spend breakers; dimensioned metrics carry a country code, never a number.
+  admission: admissionFor(config, runtime.documentClient, {
+    now: () => systemClock.now(),
+    workerId,
+    logger,
+    metrics: {
+      count: (name, value = 1, dimensions) => {
+        if (!dimensions) return metrics.addMetric(name, MetricUnit.Count, value);
+        const single = metrics.singleMetric();
+        for (const [key, dim] of Object.entries(dimensions)) single.addDimension(key, dim);
+        single.addMetric(name, MetricUnit.Count, value);
+      },
+    },
+  }),
   // A row that becomes unknown is settled at once by provider events recorded while it was dispatching.
   evidence: evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
 });

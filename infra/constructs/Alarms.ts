@@ -7,6 +7,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { BREAKER_METRIC } from '../../lib/rate/SpendBreaker.js';
 
 export interface AlarmThresholds {
   /** Oldest intent waiting on the intake queue. */
@@ -188,6 +189,15 @@ export class Alarms extends Construct {
         thresholds.complaints,
       ),
     ];
+    add('SmsSpendBreakerOpened', {
+      alarmDescription:
+        'An SMS spend breaker opened (a purpose sent more SMS to one country than its threshold): possible SMS pumping; the log names the country, `sendproof breaker reset` closes it',
+      metric: sendproofMetric(BREAKER_METRIC.opened, 'Sum'),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     const quarantined = add('QuarantinedRows', {
       alarmDescription: 'Ledger rows are quarantined and wait for a human decision',
       metric: sendproofMetric(METRIC.quarantinedRows, 'Maximum'),

@@ -23,6 +23,7 @@ import type {
   TransitionRequest,
 } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
+import type { Admission, AdmissionVerdict } from '../rate/Admission.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
 import {
@@ -103,6 +104,8 @@ export interface DispatcherDeps {
   random?: () => number;
   logger: DispatchLogger;
   metrics?: MetricsSink;
+  /** Rate control and SMS anti-abuse before every provider call (lib/rate/Admission.ts). */
+  admission?: Admission;
   probe?: EdgeProbe;
 }
 
@@ -191,7 +194,9 @@ type GateVerdict =
   | { kind: 'dispatch' }
   /** Scheduled ahead and held by the ledger: claimed `scheduled`; every gate runs when it is due. */
   | { kind: 'schedule'; dueAt: number }
-  | { kind: 'refuse'; state: 'expired' | 'suppressed' | 'blocked'; why: string };
+  | { kind: 'refuse'; state: 'expired' | 'suppressed' | 'blocked'; why: string }
+  /** No send token now: the claim waits in `retry_wait` (`paced`) until `until`, no attempt spent. */
+  | { kind: 'pace'; until: number };
 
 /** One intent being handled: what every phase of every channel needs. */
 interface Job {
@@ -216,6 +221,8 @@ interface ChannelRun {
   attachments?: OutboundMessage['attachments'];
   /** Set when the last request asked the provider to hold the message until this time (epoch ms). */
   handedAt?: number;
+  /** The admission layer let this channel through and its token is not spent yet (lib/rate). */
+  admitted?: boolean;
 }
 
 /** What a phase returns: the next phase (with the row as it now stands), or the channel's outcome. */
@@ -490,6 +497,8 @@ export class Dispatcher {
       }
       case 'send': {
         const result = await this.send(run, step.row);
+        this.deps.admission?.observe(run.transport.name, result);
+        run.admitted = false;
         await probe('after_provider');
         return { next: 'record', row: step.row, result };
       }
@@ -527,6 +536,10 @@ export class Dispatcher {
       return { kind: 'refuse', state: 'suppressed', why: `suppressed:${suppression.reason ?? 'listed'}` };
     const checksum = await this.fetchAttachments(run);
     if (checksum) return { kind: 'refuse', state: 'blocked', why: checksum };
+    const admitted = await this.admit(run);
+    if (admitted.kind === 'refuse') return { kind: 'refuse', state: 'blocked', why: admitted.why };
+    if (admitted.kind === 'wait') return { kind: 'pace', until: admitted.until };
+    run.admitted = true;
     if (this.expired(run)) return { kind: 'refuse', state: 'expired', why: 'expired_before_dispatch' };
     return { kind: 'dispatch' };
   }
@@ -537,6 +550,7 @@ export class Dispatcher {
    */
   private async claimPhase(run: ChannelRun, verdict: GateVerdict): Promise<Step> {
     const now = this.deps.clock.now();
+    const initial = initialStateOf(verdict, run.transport.name, this.ttlFor(run, now));
     const record = buildClaimRecord({
       valid: run.job.valid,
       channel: run.channel,
@@ -545,13 +559,14 @@ export class Dispatcher {
       workerId: this.deps.workerId,
       now,
       leaseMs: this.deps.leaseMs,
-      initial: initialStateOf(verdict, run.transport.name, this.ttlFor(run, now)),
+      ...(initial ? { initial } : {}),
     });
     const claim = await this.deps.ledger.claim(record);
     if (claim.kind === 'claimed') {
       this.deps.metrics?.count(METRIC.claims);
       if (verdict.kind === 'schedule') return this.done(claim.record, 'scheduled');
       if (verdict.kind === 'dispatch') return this.afterDispatching(run, claim.record);
+      if (verdict.kind === 'pace') return this.pace(run, claim.record, verdict.until);
       this.deps.metrics?.count(GATE_METRIC[verdict.state]);
       return this.done(claim.record, verdict.state);
     }
@@ -687,6 +702,16 @@ export class Dispatcher {
       this.deps.metrics?.count(METRIC.blocked);
       return this.done(row, 'blocked');
     }
+    // Rate control and SMS rules (not for a replay: it asks about a send that may have happened).
+    if (!replay && !run.admitted) {
+      const admitted = await this.admit(run);
+      if (admitted.kind === 'wait') return this.pace(run, row, admitted.until);
+      if (admitted.kind === 'refuse') {
+        row = await this.move(row, 'blocked', admitted.why, { ttl: this.ttlFor(run, this.deps.clock.now()) });
+        this.deps.metrics?.count(METRIC.blocked);
+        return this.done(row, 'blocked');
+      }
+    }
     // Expiry once more, and for a replay the provider's key window, with no I/O left before the write:
     // the reads above can take seconds.
     const expiredLate = await this.expireIfDue(run, row);
@@ -770,6 +795,26 @@ export class Dispatcher {
       valid.policy.providerScheduling &&
       providerCanHold(run.transport, valid.sendAtMs, now, valid.policy.cancellable)
     );
+  }
+
+  private async admit(run: ChannelRun): Promise<AdmissionVerdict> {
+    if (!this.deps.admission) return { kind: 'go' };
+    const { intent, policy } = run.job.valid;
+    const phone = run.channel === 'sms' ? intent.recipient.phone : undefined;
+    return this.deps.admission.admit({
+      channel: run.channel,
+      policy,
+      tenant: intent.tenant,
+      transport: run.transport.name,
+      ...(phone ? { phone } : {}),
+    });
+  }
+
+  /** No token: the row waits in `retry_wait` (`paced`), owned by the ledger; its attempts are untouched. */
+  private async pace(run: ChannelRun, row: DeliveryRecord, until: number): Promise<Step> {
+    const waiting = await this.move(row, 'retry_wait', 'paced', { nextAttemptAt: until });
+    await this.park(run.job, 'paced', until + this.parkGraceMs);
+    return this.done(waiting, 'retry_later', { dueAt: until });
   }
 
   private expired(run: ChannelRun): boolean {
@@ -1161,8 +1206,11 @@ const asResend = (body: string, order: ResendOrder): string => {
 };
 
 /** The state a fresh claim is written in, from the read-only gates' verdict. */
-const initialStateOf = (verdict: GateVerdict, transport: string, ttl: number): ClaimInitial => {
+const initialStateOf = (verdict: GateVerdict, transport: string, ttl: number): ClaimInitial | undefined => {
   switch (verdict.kind) {
+    case 'pace':
+      // Claimed (leased), then moved to `retry_wait` (paced): the claim is the dedupe, the wait spends nothing.
+      return undefined;
     case 'dispatch':
       return { state: 'dispatching', why: 'gates_passed', transport };
     case 'schedule':

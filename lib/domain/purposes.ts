@@ -63,6 +63,26 @@ export const PurposePolicySchema = z.strictObject({
    * declares scheduling and sendAt lies inside the adapter's window; otherwise the ledger's sweep holds it.
    */
   providerScheduling: z.boolean().default(false),
+  /**
+   * SMS destination countries allowed (ISO 3166-1 alpha-2, read from the E.164 number). Absent: any
+   * country. A refused destination is written `blocked: country_not_allowed` with no provider call.
+   */
+  smsCountries: z
+    .array(z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as "GB"'))
+    .min(1)
+    .optional(),
+  /**
+   * SMS spend circuit breaker per destination country: at most `maxSends` SMS of this purpose per
+   * country in a `windowSeconds` window; the first one over opens the breaker for `cooldownSeconds`
+   * (further SMS end `blocked: spend_breaker_open`) or until `sendproof breaker reset`. Email is unaffected.
+   */
+  smsSpendBreaker: z
+    .strictObject({
+      maxSends: z.number().int().min(1).max(10_000_000),
+      windowSeconds: z.number().int().min(1).max(86_400).default(3600),
+      cooldownSeconds: z.number().int().min(1).max(86_400).default(900),
+    })
+    .optional(),
 });
 export type PurposePolicy = z.output<typeof PurposePolicySchema>;
 

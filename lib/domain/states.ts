@@ -59,8 +59,20 @@ export const INITIAL_STATES: readonly DeliveryState[] = [
 export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[]>> = {
   // claimed → claimed is a lease takeover: the previous owner's lease expired before it dispatched.
   // A scheduled row was claimed at publish and waits, sealed, for its sendAt; every gate runs when it is due.
-  scheduled: ['dispatching', 'expired', 'suppressed', 'blocked', 'cancelled', 'stalled'],
-  claimed: ['claimed', 'dispatching', 'expired', 'suppressed', 'blocked', 'rejected', 'stalled', 'cancelled'],
+  // scheduled → retry_wait: due, but no send token yet (`paced`), no attempt spent.
+  scheduled: ['dispatching', 'retry_wait', 'expired', 'suppressed', 'blocked', 'cancelled', 'stalled'],
+  // claimed → retry_wait: no send token yet (`paced`), no attempt spent.
+  claimed: [
+    'claimed',
+    'dispatching',
+    'retry_wait',
+    'expired',
+    'suppressed',
+    'blocked',
+    'rejected',
+    'stalled',
+    'cancelled',
+  ],
   // dispatching → cancelled: only the lease holder, after its own `dispatching` write and before the
   // provider call, when the strongly consistent cancel-marker read finds a cancel (nothing was sent).
   dispatching: ['accepted', 'provider_scheduled', 'rejected', 'retry_wait', 'unknown', 'cancelled'],
@@ -69,10 +81,12 @@ export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[
   // the provider confirmed makes it `cancelled`; evidence may reject it.
   provider_scheduled: ['accepted', 'cancelled', 'rejected'],
   // retry_wait → unknown: a row that was unknown once and whose replay window closed while it waited.
+  // retry_wait → blocked: an SMS country rule or the spend breaker refused the next attempt.
   retry_wait: [
     'dispatching',
     'expired',
     'suppressed',
+    'blocked',
     'rejected',
     'retry_wait',
     'stalled',

@@ -79,6 +79,11 @@ export interface ProviderSimulatorOptions {
    * Twilio for SMS) to `url` + `/resend` | `/sendgrid` | `/twilio` — what the evidence endpoint receives.
    */
   webhooks?: { url: string; keys: SigningKeys; email: 'resend' | 'sendgrid'; sms?: 'twilio' };
+  /**
+   * A provider send-rate quota (a token bucket over both channels, as SES's per-second rate or an SMS
+   * throughput limit): a send above it is answered 429 with `Retry-After: 1` and nothing is sent.
+   */
+  rateLimit?: { perSecond: number; burst?: number };
 }
 
 export interface RunningProviderSimulator {
@@ -396,6 +401,24 @@ export const startProviderSimulator = async (
     return { outcome: 'accepted', messageId: id };
   };
 
+  const bucket = options.rateLimit
+    ? { tokens: options.rateLimit.burst ?? options.rateLimit.perSecond, at: clock.now() }
+    : undefined;
+  /** Takes one send from the quota; false when the provider would throttle this request. */
+  const withinRate = (): boolean => {
+    if (!bucket || !options.rateLimit) return true;
+    const now = clock.now();
+    const capacity = options.rateLimit.burst ?? options.rateLimit.perSecond;
+    bucket.tokens = Math.min(
+      capacity,
+      bucket.tokens + ((now - bucket.at) * options.rateLimit.perSecond) / 1000,
+    );
+    bucket.at = now;
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  };
+
   const handleSend = (channel: 'email' | 'sms', req: IncomingMessage, res: ServerResponse, raw: string) => {
     const header = req.headers['idempotency-key'];
     const key = (Array.isArray(header) ? header[0] : header) || undefined;
@@ -427,6 +450,11 @@ export const startProviderSimulator = async (
     }
     const body = parsed.data as Record<string, unknown> & { to: string };
     const to = body.to;
+    if (!withinRate()) {
+      record('throttled', to);
+      sendJson(res, 429, { error: 'rate_limited' }, { 'Retry-After': '1' });
+      return;
+    }
     const fault = takeFault({ channel, to, idempotencyKey: key });
     switch (fault?.spec.fault) {
       case 'drop_before_accept':

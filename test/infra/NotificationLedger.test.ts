@@ -8,6 +8,7 @@ import { ARCHIVE_COLUMNS } from '../../lib/archive/schema.js';
 import { ENV } from '../../lib/config.js';
 import { LEDGER_TABLE } from '../../lib/ledger/tableDefinition.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { BREAKER_METRIC } from '../../lib/rate/SpendBreaker.js';
 import { actionsOf, allowing, SES_AND_SMS, type Statement, statementsOf, synthStack } from './synth.js';
 
 const SYNTH_TIMEOUT = 120_000;
@@ -487,7 +488,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     });
   });
 
-  it('alarms on DLQs, queue age, iterator age, oldest unknown, oldest non-terminal, stalled, quarantined, reconcile failures, errors, throttles', () => {
+  it('alarms on DLQs, queue age, iterator age, oldest unknown, oldest non-terminal, stalled, quarantined, an open SMS spend breaker, reconcile failures, errors, throttles', () => {
     // Prepare
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
     const byMetric = (name: string) => alarms.filter((a) => a.Properties.MetricName === name);
@@ -502,6 +503,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       METRIC.quarantinedRows,
       METRIC.oldestNonTerminalAgeSeconds,
       METRIC.stalled,
+      BREAKER_METRIC.opened,
     ]) {
       const custom = byMetric(name);
       expect(custom).toHaveLength(1);
@@ -516,8 +518,8 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(reconcile).toHaveLength(1);
     expect(byMetric('Errors')).toHaveLength(5);
     expect(byMetric('Throttles')).toHaveLength(5);
-    // … and the four evidence alarms (test/infra/evidenceAlarms.test.ts).
-    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 10 + 4);
+    // … the four evidence alarms (test/infra/evidenceAlarms.test.ts) and the spend breaker's.
+    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 10 + 4 + 1);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
     }

@@ -3,8 +3,8 @@ import { dynamoLedgerStats, dynamoSuppressions, memoryAuditLog } from '../../../
 import { jwtClaimsAuthenticator, newToken, staticTokenAuthenticator } from '../../../lib/console/auth.js';
 import { ATTENTION_LISTS, type ConsoleDeps, createConsoleHandler } from '../../../lib/console/ConsoleApi.js';
 import { type ConsoleRequest, fromApiGatewayEvent } from '../../../lib/console/http.js';
-import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
 import { AuditQueryFailed } from '../../../lib/console/ports.js';
+import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
