@@ -60,7 +60,7 @@ export class ResendTransport implements Transport {
             })),
           }
         : {}),
-      tags: labelsFor(idempotencyKey, message.tags, resendTagValue),
+      tags: labelsFor(idempotencyKey, message.tags, resendTagValue, message.dedupeKey),
     };
     const apiKey = await resolveCredentials(this.options.apiKey);
     if (!apiKey.ok) return { kind: 'retryable', reason: apiKey.reason };

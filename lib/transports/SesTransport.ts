@@ -72,7 +72,7 @@ export class SesTransport implements Transport {
             : {}),
         },
       },
-      EmailTags: labelsFor(idempotencyKey, message.tags, sesTagValue).map((l) => ({
+      EmailTags: labelsFor(idempotencyKey, message.tags, sesTagValue, message.dedupeKey).map((l) => ({
         Name: l.name,
         Value: l.value,
       })),

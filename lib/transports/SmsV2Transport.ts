@@ -62,7 +62,10 @@ export class SmsV2Transport implements Transport {
       timeToLive = Math.min(TTL_MAX_SECONDS, Math.max(TTL_MIN_SECONDS, remaining));
     }
     const context = Object.fromEntries(
-      labelsFor(idempotencyKey, message.tags, (v) => v.slice(0, 256)).map((l) => [l.name, l.value]),
+      labelsFor(idempotencyKey, message.tags, (v) => v.slice(0, 256), message.dedupeKey).map((l) => [
+        l.name,
+        l.value,
+      ]),
     );
     const command = new SendTextMessageCommand({
       DestinationPhoneNumber: message.to,

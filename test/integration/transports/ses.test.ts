@@ -87,6 +87,10 @@ describe('SesTransport against aws-ses-v2-local (real SES v2 emulator)', () => {
       ConfigurationSetName: string;
     };
     expect(wire.EmailTags).toContainEqual({ Name: 'sendproof-key', Value: key });
+    expect(wire.EmailTags).toContainEqual({
+      Name: 'sendproof-row',
+      Value: Buffer.from(message.dedupeKey).toString('base64url'),
+    });
     expect(wire.EmailTags).toContainEqual({ Name: 'sendproof-purpose', Value: 'receipt' });
     expect(wire.EmailTags.every((t) => /^[A-Za-z0-9_.@-]{1,256}$/.test(t.Value))).toBe(true);
     expect(wire.ConfigurationSetName).toBe('sendproof-events');

@@ -65,6 +65,8 @@ describe('SmsV2Transport against an AWS JSON 1.0 End User Messaging SMS fake', (
     const wire = lastWire();
     expect(wire.Context).toEqual({
       'sendproof-key': key,
+      // The row label: the readable key as base64url, so SMS events name their ledger row.
+      'sendproof-row': Buffer.from(message.dedupeKey).toString('base64url'),
       'sendproof-purpose': 'password-reset',
       'sendproof-tenant': 'default',
     });
