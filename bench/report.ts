@@ -89,6 +89,81 @@ export const writeUnitsTable = (rows: readonly WriteUnitRow[]): string =>
   );
 
 /** The human summary printed at the end of a run and kept in docs/benchmark.md. */
+/** The protocol floor (SQS batches, metered) as a table. */
+export const protocolFloorTable = (results: BenchResults): string | undefined => {
+  const f = results.protocolFloor;
+  if (!f) return undefined;
+  return renderTable(
+    ['happy path, per notification', 'measured'],
+    [
+      ['DynamoDB write requests', cell(f.writesPerNotification)],
+      ['write units (ReturnConsumedCapacity)', cell(f.writeUnitsPerNotification)],
+      ['DynamoDB requests (writes + batch reads)', cell(f.requestsPerNotification)],
+      ['read units', cell(f.readUnitsPerNotification)],
+      ['history entries (archived transitions)', cell(f.transitionsPerNotification)],
+      ['evidence events (SES Send + Delivery)', cell(f.evidence.eventsPerNotification)],
+      ['write units per evidence event', cell(f.evidence.writeUnitsPerEvent)],
+      ['read units per evidence event', cell(f.evidence.readUnitsPerEvent)],
+    ],
+  );
+};
+
+const COST_LABELS: Record<string, string> = {
+  dynamoWriteUnit: 'DynamoDB write request units',
+  dynamoReadUnit: 'DynamoDB read request units',
+  s3Put: 'S3 PUT (archive objects)',
+  s3Get: 'S3 GET',
+  sqsRequest: 'SQS requests',
+  lambdaRequest: 'Lambda invocations',
+  lambdaGbSecond: 'Lambda GB-seconds',
+  kmsRequest: 'KMS requests',
+  stepFunctionsTransition: 'Step Functions transitions',
+  schedulerInvocation: 'EventBridge Scheduler',
+};
+
+/** Dollars per million notifications, by item, for the happy path and the realistic mix. */
+export const costTable = (results: BenchResults): string | undefined => {
+  const c = results.cost;
+  if (!c) return undefined;
+  const [happy, mix] = c.scenarios;
+  if (!happy || !mix) return undefined;
+  const usd = (v: number | undefined) => (v === undefined ? '' : `$${v.toFixed(3)}`);
+  return renderTable(
+    [
+      'item (us-east-1 on-demand, prices of ' + c.pricesAsOf + ')',
+      'units / notification, happy',
+      'happy path',
+      'realistic mix',
+    ],
+    [
+      ...Object.keys(happy.perMillion).map((item) => [
+        COST_LABELS[item] ?? item,
+        cell(happy.units[item], 4),
+        usd(happy.perMillion[item]),
+        usd(mix.perMillion[item]),
+      ]),
+      [
+        '**total per million notifications**',
+        '',
+        `**${usd(happy.totalPerMillion)}**`,
+        `**${usd(mix.totalPerMillion)}**`,
+      ],
+      [
+        'for comparison: SES sending fee',
+        '',
+        usd(c.references.sesPerMillion),
+        usd(c.references.sesPerMillion),
+      ],
+      [
+        'for comparison: a hosted notification platform',
+        '',
+        usd(c.references.hostedPlatformPerMillion),
+        usd(c.references.hostedPlatformPerMillion),
+      ],
+    ],
+  );
+};
+
 export const renderSummary = (results: BenchResults): string => {
   const parts: string[] = [];
   parts.push(
@@ -104,27 +179,62 @@ export const renderSummary = (results: BenchResults): string => {
       ]),
     ),
   );
+  const floorTable = protocolFloorTable(results);
+  if (floorTable)
+    parts.push(
+      '',
+      `### The protocol floor (SQS batches of ${results.protocolFloor?.batchSize})`,
+      '',
+      floorTable,
+    );
   if (results.writeUnits) {
     parts.push('', '### Write units per notification', '', writeUnitsTable(results.writeUnits));
   }
+  const costs = costTable(results);
+  if (costs && results.cost)
+    parts.push(
+      '',
+      '### Dollars per million notifications (excluding provider fees)',
+      '',
+      costs,
+      '',
+      `Assumptions: ${Object.entries(results.cost.assumptions)
+        .map(([k, v]) => `${k} ${v}`)
+        .join('; ')}. Hosted platform: ${results.cost.references.hostedPlatformSource}.`,
+    );
+  if (results.archive)
+    parts.push(
+      '',
+      `Archive: ${cell(results.archive.objectsPer100Transitions)} objects per 100 transitions (${results.archive.puts} objects for ${results.archive.transitions} transitions; one object per record would be ${cell(results.archive.objectsPer100TransitionsBefore, 0)}).`,
+    );
   const tp = results.throughput;
   if (tp) {
     parts.push(
       '',
-      `### Throughput (concurrency ${tp.concurrency}, ${tp.writesPerNotification} writes per notification)`,
+      `### Throughput (concurrency ${tp.concurrency}, ceiling = raw writes/s ÷ ${cell(tp.writesPerNotification)} DynamoDB requests per notification)`,
       '',
       renderTable(
-        ['round', 'raw writes/s', 'ceiling notifications/s', 'dispatcher notifications/s', 'ratio'],
+        [
+          'round',
+          'raw writes/s',
+          'ceiling notifications/s',
+          'Sendproof notifications/s',
+          'ratio',
+          'Powertools calls/s',
+          'Powertools ratio (÷ 2-write floor)',
+        ],
         tp.rounds.map((r) => [
           cell(r.round),
           cell(r.rawWritesPerSecond, 1),
           cell(r.ceilingNotificationsPerSecond, 1),
           cell(r.dispatcherNotificationsPerSecond, 1),
           cell(r.ratio, 3),
+          cell(r.powertoolsCallsPerSecond, 1),
+          cell(r.powertoolsRatio, 3),
         ]),
       ),
       '',
-      `Median ratio ${cell(tp.medianRatio, 3)}; peak RSS of the dispatcher process ${cell(tp.peakRssMb, 1)} MB (${cell(tp.rssBeforeMb, 1)} MB before the run).`,
+      `Median ratio ${cell(tp.medianRatio, 3)} (Powertools ${cell(tp.medianPowertoolsRatio, 3)}, no history, no send); peak RSS of the dispatcher process ${cell(tp.peakRssMb, 1)} MB (${cell(tp.rssBeforeMb, 1)} MB before the run).`,
     );
   }
   const lat = results.latency;

@@ -120,6 +120,44 @@ export interface CliTimingResult {
   fromSourceHelpMs: number;
 }
 
+/** The happy path through the SQS handler in batches, metered (bench/protocolFloor.ts). */
+export interface ProtocolFloorResult {
+  notifications: number;
+  batchSize: number;
+  writeRequests: number;
+  writeUnits: number;
+  readRequests: number;
+  readUnits: number;
+  /** DynamoDB requests (writes + reads) per notification. */
+  requestsPerNotification: number;
+  writesPerNotification: number;
+  writeUnitsPerNotification: number;
+  readUnitsPerNotification: number;
+  /** History entries per notification: what the archive stores. */
+  transitionsPerNotification: number;
+  evidence: {
+    eventsPerNotification: number;
+    requestsPerEvent: number;
+    writeUnitsPerEvent: number;
+    readUnitsPerEvent: number;
+  };
+}
+
+/** Dollars per million notifications, excluding provider fees (bench/cost.ts). */
+export interface CostResult {
+  pricesAsOf: string;
+  region: string;
+  assumptions: Record<string, number | string>;
+  scenarios: Array<{
+    name: 'happy' | 'realistic_mix';
+    description: string;
+    totalPerMillion: number;
+    perMillion: Record<string, number>;
+    units: Record<string, number>;
+  }>;
+  references: { sesPerMillion: number; hostedPlatformPerMillion: number; hostedPlatformSource: string };
+}
+
 export interface TargetResult {
   id: string;
   description: string;
@@ -145,5 +183,7 @@ export interface BenchResults {
   coldStart?: ColdStartResult;
   archive?: ArchiveBatchingResult;
   cli?: CliTimingResult;
+  protocolFloor?: ProtocolFloorResult;
+  cost?: CostResult;
   targets: TargetResult[];
 }
