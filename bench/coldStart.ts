@@ -35,6 +35,8 @@ const dispatcherEnv = (sourceMaps: boolean): Record<string, string> => ({
   [ENV.restBaseUrl]: 'http://127.0.0.1:9',
   [ENV.templatesDir]: join(REPO_ROOT, 'templates'),
   [ENV.region]: 'us-east-1',
+  // As deployed: intents are sealed with a KMS key (the keyring is built at init, KMS is called per seal).
+  [ENV.sealKeyArn]: 'arn:aws:kms:us-east-1:111122223333:key/00000000-0000-0000-0000-000000000000',
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
   AWS_LAMBDA_FUNCTION_NAME: 'sendproof-dispatch',

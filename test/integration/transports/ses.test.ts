@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sesClient } from '../../../lib/aws/clients.js';
+import { sesClient } from '../../../lib/aws/messagingClients.js';
 import { SesTransport } from '../../../lib/transports/SesTransport.js';
 import { sesV2Error } from '../../support/fakes/awsErrors.js';
 import { closedPort, emailMessage, keyFor } from '../../support/fakes/outbound.js';

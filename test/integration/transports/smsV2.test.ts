@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { smsV2Client } from '../../../lib/aws/clients.js';
+import { smsV2Client } from '../../../lib/aws/messagingClients.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { SmsV2Transport } from '../../../lib/transports/SmsV2Transport.js';
 import { awsJson10Error } from '../../support/fakes/awsErrors.js';
