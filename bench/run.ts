@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -11,7 +11,14 @@ import { costScenarios, MIX, PRICES } from './cost.js';
 import { measureEvidenceReads } from './evidenceReads.js';
 import { measureProtocolFloor } from './protocolFloor.js';
 import { measureReconcileScaling } from './reconcileScaling.js';
-import { renderBarChart, renderBenchmarkDoc, renderSummary } from './report.js';
+import {
+  readmeBenchSection,
+  readmeCostSection,
+  renderBarChart,
+  renderBenchmarkDoc,
+  renderSummary,
+  replaceMarked,
+} from './report.js';
 import { type BenchResults, type MachineInfo, RESULTS_SCHEMA, type TargetResult } from './results.js';
 import {
   type BenchDynamo,
@@ -310,6 +317,22 @@ const main = async (): Promise<void> => {
     );
     if (biome.status !== 0) progress(`biome could not format ${relative(process.cwd(), docFile)}`);
     progress(`wrote ${relative(process.cwd(), docFile)}`);
+    // The README's marked sections (bench:summary, bench:cost) come from the same run.
+    const readme = join(REPO_ROOT, 'README.md');
+    const before = readFileSync(readme, 'utf8');
+    const after = replaceMarked(
+      replaceMarked(before, 'summary', readmeBenchSection(results)),
+      'cost',
+      readmeCostSection(results),
+    );
+    if (after !== before) {
+      writeFileSync(readme, after);
+      spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'biome'), ['format', '--write', readme], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+      });
+      progress(`updated the marked sections of ${relative(process.cwd(), readme)}`);
+    }
   }
   console.log(`\n${renderSummary(results)}\n`);
   if (results.cli) console.log(`${renderCliTable(results.cli)}\n`);
