@@ -166,7 +166,7 @@ const main = async (): Promise<void> => {
       pricesAsOf: PRICES.asOf,
       region: PRICES.region,
       assumptions: {
-        ...costs.shape,
+        ...Object.fromEntries(Object.entries(costs.shape).map(([k, v]) => [k, Number(v.toFixed(2))])),
         mix: `${MIX.retry * 100} % retried once, ${MIX.unknown * 100} % unknown then reconciled, ${MIX.bounce * 100} % bounced`,
       },
       scenarios: [

@@ -29,7 +29,9 @@ interface MessageView {
 
 /**
  * The generic REST convention (the one the provider simulator speaks):
- * `POST {base}/v1/{email|sms}/send` with `Idempotency-Key`, `GET {base}/v1/messages?idempotency_key=K`.
+ * `POST {base}/v1/{email|sms}/send` with `Idempotency-Key`, `GET {base}/v1/messages?idempotency_key=K`,
+ * and the event feed `GET {base}/v1/events?after=<cursor>`, whose events echo the send's `tags` (the row
+ * label `sendproof-row` among them, so evidence names its ledger row).
  */
 export class RestTransport implements Transport {
   readonly name = 'rest';
