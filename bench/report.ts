@@ -306,6 +306,12 @@ export const renderSummary = (results: BenchResults): string => {
       '',
       `Dispatcher module init, median of ${cs.dispatcherInitMs.length} fresh processes: ${cell(cs.medianInitMs, 1)} ms (runs: ${cs.dispatcherInitMs.map((v) => cell(v, 1)).join(', ')}).`,
       `Reference (DynamoDB client + document client only, same options, interleaved): ${cell(cs.medianReferenceInitMs, 1)} ms; dispatcher / reference = ${cell(cs.medianInitMs / cs.medianReferenceInitMs, 2)}.${cs.note ? ` ${cs.note}` : ''}`,
+      `Per function, module init ÷ reference: ${(cs.perFunction ?? [])
+        .map(
+          (f) =>
+            `${f.fn} ${f.ratio === undefined ? `not measured (${f.error ?? ''})` : `${cell(f.ratio, 2)}×`}`,
+        )
+        .join(', ')}.`,
     );
   }
   return parts.join('\n');
@@ -415,6 +421,19 @@ export const readmeBenchSection = (results: BenchResults): string => {
     parts.push(
       '',
       `Cold start: dispatcher module init ${cell(cs.medianInitMs, 1)} ms against ${cell(cs.medianReferenceInitMs, 1)} ms for a DynamoDB-only bundle (${cell(cs.medianInitMs / cs.medianReferenceInitMs, 2)}×). Bundles per function (AWS SDK bundled): ${cs.bundles.map((b) => `${b.fn} ${cell(b.bytes / 1024, 0)} KiB`).join(', ')}.`,
+      ...(cs.perFunction?.length
+        ? [
+            '',
+            renderTable(
+              ['function', 'module init, median ms', '÷ DynamoDB-only reference'],
+              cs.perFunction.map((f) => [
+                f.fn,
+                f.medianInitMs === undefined ? `not measured: ${f.error ?? ''}` : cell(f.medianInitMs, 1),
+                f.ratio === undefined ? '' : cell(f.ratio, 2),
+              ]),
+            ),
+          ]
+        : []),
     );
   if (results.archive)
     parts.push(

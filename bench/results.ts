@@ -102,6 +102,8 @@ export interface ColdStartResult {
   /** A bundle of only the DynamoDB client + document client, measured interleaved: the SDK floor. */
   referenceInitMs: number[];
   medianReferenceInitMs: number;
+  /** Module init per function (median ms and ÷ the reference, same run); `error` when it did not start. */
+  perFunction?: Array<{ fn: string; medianInitMs?: number; ratio?: number; error?: string }>;
   note?: string;
 }
 
