@@ -35,6 +35,13 @@ const dispatcherEnv = (sourceMaps: boolean): Record<string, string> => ({
   [ENV.restBaseUrl]: 'http://127.0.0.1:9',
   [ENV.templatesDir]: join(REPO_ROOT, 'templates'),
   [ENV.region]: 'us-east-1',
+  // As deployed: intents are sealed with a KMS key (the keyring is built at init, KMS is called per seal).
+  [ENV.sealKeyArn]: 'arn:aws:kms:us-east-1:111122223333:key/00000000-0000-0000-0000-000000000000',
+  // The other functions' required settings (lib/config.ts FUNCTION_SETTINGS), pointing at nothing.
+  [ENV.queueUrl]: 'http://127.0.0.1:9/000000000000/intake',
+  [ENV.archiveBucket]: 'bench-archive',
+  [ENV.archiveFailuresUrl]: 'http://127.0.0.1:9/000000000000/archive-failures',
+  [ENV.digestKeyId]: 'arn:aws:kms:us-east-1:111122223333:key/00000000-0000-0000-0000-000000000001',
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
   AWS_LAMBDA_FUNCTION_NAME: 'sendproof-dispatch',
@@ -66,8 +73,7 @@ const measureInit = (bundle: string, sourceMaps: boolean): number => {
     ['--input-type=module', '-e', INIT_PROBE, pathToFileURL(bundle).href],
     { env: dispatcherEnv(sourceMaps), encoding: 'utf8', timeout: 60_000 },
   );
-  if (out.status !== 0)
-    throw new Error(`bundled dispatcher failed to initialise: ${out.stderr.slice(0, 500)}`);
+  if (out.status !== 0) throw new Error(`bundle failed to initialise: ${out.stderr.slice(0, 500)}`);
   return (JSON.parse(out.stdout) as { initMs: number }).initMs;
 };
 
@@ -137,6 +143,36 @@ export const measureColdStart = async (
       }
       progress(`cold start: dispatcher init ${initMs.map((v) => v.toFixed(0)).join(', ')} ms`);
     } else failures.push('dispatch: no bundle, init not measured');
+    // Every other function, fewer runs each, interleaved with the reference as well.
+    const perFunction: NonNullable<ColdStartResult['perFunction']> = [];
+    for (const row of bundles) {
+      const file = join(outDir, 'sdk-bundled', row.fn, 'index.mjs');
+      if (row.fn === 'dispatch') {
+        perFunction.push({
+          fn: row.fn,
+          medianInitMs: median(initMs),
+          ratio: median(initMs) / median(referenceMs),
+        });
+        continue;
+      }
+      try {
+        const fnMs: number[] = [];
+        const refMs: number[] = [];
+        for (let i = 0; i < Math.min(runs, 3); i++) {
+          fnMs.push(measureInit(file, true));
+          refMs.push(measureInit(reference, true));
+        }
+        perFunction.push({ fn: row.fn, medianInitMs: median(fnMs), ratio: median(fnMs) / median(refMs) });
+      } catch (error) {
+        perFunction.push({
+          fn: row.fn,
+          error: (error instanceof Error ? error.message : String(error)).slice(0, 160),
+        });
+      }
+    }
+    progress(
+      `cold start per function: ${perFunction.map((f) => `${f.fn} ${f.ratio === undefined ? 'not measured' : `${f.ratio.toFixed(2)}×`}`).join(', ')}`,
+    );
     const notes = [
       `Node ${process.version} here; Lambda runs node24 (the bundle's target).`,
       ...(withoutMaps.length
@@ -153,6 +189,7 @@ export const measureColdStart = async (
       referenceInitMs: referenceMs,
       medianReferenceInitMs: referenceMs.length ? median(referenceMs) : Number.NaN,
       medianInitMs: initMs.length ? median(initMs) : Number.NaN,
+      perFunction,
       note: notes.join(' '),
     };
   } finally {

@@ -154,3 +154,118 @@ export const unitsFor = (path: MeasuredPath, shape: DeploymentShape): UnitsPerNo
     schedulerInvocation: shape.reconcileRunsPerMonth * fixedShare,
   };
 };
+
+// ── the benchmark's cost section: measured units, the deployment's defaults, the realistic mix ──────────
+
+/** The CDK defaults the model assumes (infra/), and the volume the fixed monthly work is spread over. */
+export const DEFAULT_SHAPE: Omit<
+  DeploymentShape,
+  'transitionsPerArchiveObject' | 'transitionsPerNotification'
+> = {
+  intakeBatchSize: 10, // lib/queueDefinition.ts INTAKE_QUEUE.batchSize
+  publishBatchSize: 10, // SendMessageBatch maximum, as lib/publish batches
+  dispatcherMemoryMb: 512, // infra/constructs/SendproofFunction.ts default
+  recordConcurrency: 5, // SENDPROOF_RECORD_CONCURRENCY default
+  transitionsPerArchiveInvocation: 1, // set from the archive phase: one invocation per object written
+  notificationsPerMonth: 10_000_000,
+  reconcileRunsPerMonth: 8_640, // every 5 minutes, 30 days (infra/NotificationLedger.ts)
+  stepFunctionsTransitionsPerRun: 4, // estimate: start, reconcile page, choice, end
+};
+
+/** The realistic mix of the issue: 5 % retried once, 1 % unknown then reconciled, 1 % bounced. */
+export const MIX = { retry: 0.05, unknown: 0.01, bounce: 0.01 } as const;
+
+export interface CostInputs {
+  /** The happy path through the SQS handler in batches (bench/protocolFloor.ts). */
+  floor: {
+    writeUnitsPerNotification: number;
+    readUnitsPerNotification: number;
+    transitionsPerNotification: number;
+    evidence: { eventsPerNotification: number; writeUnitsPerEvent: number; readUnitsPerEvent: number };
+  };
+  /**
+   * The ledger's per-scenario rows from the write-unit phase (one notification at a time): the extra
+   * units a retry and an unknown-then-reconciled notification cost over a happy one, same phase.
+   */
+  ledgerRows: ReadonlyArray<{
+    scenario: string;
+    notifications: number;
+    perNotification: number;
+    readUnits: number;
+    historyEntries: number;
+  }>;
+  /** Wall time of one notification through the dispatcher (latency phase median), ms. */
+  dispatchMs: number;
+  /** Archive transitions per S3 object (archive phase). */
+  transitionsPerArchiveObject: number;
+}
+
+const add = (a: UnitsPerNotification, b: Partial<UnitsPerNotification>): UnitsPerNotification =>
+  Object.fromEntries(
+    (Object.keys(a) as CostItem[]).map((k) => [k, a[k] + (b[k] ?? 0)]),
+  ) as UnitsPerNotification;
+
+const scale = (a: UnitsPerNotification, w: number): Partial<UnitsPerNotification> =>
+  Object.fromEntries((Object.keys(a) as CostItem[]).map((k) => [k, a[k] * w]));
+
+/**
+ * Happy path and realistic mix, in units per notification and dollars per million. Every DynamoDB unit
+ * is measured; SQS, Lambda and Step Functions counts follow from the deployment's batching; Lambda time
+ * from the measured dispatch time. The non-happy extras are the differences the write-unit phase measured.
+ */
+export const costScenarios = (input: CostInputs) => {
+  const shape: DeploymentShape = {
+    ...DEFAULT_SHAPE,
+    transitionsPerArchiveObject: input.transitionsPerArchiveObject,
+    transitionsPerArchiveInvocation: input.transitionsPerArchiveObject,
+    transitionsPerNotification: input.floor.transitionsPerNotification,
+  };
+  const happyUnits = unitsFor(
+    {
+      writeUnits: input.floor.writeUnitsPerNotification,
+      readUnits: input.floor.readUnitsPerNotification,
+      dispatchMs: input.dispatchMs,
+      evidenceEvents: input.floor.evidence.eventsPerNotification,
+      evidenceWriteUnits: input.floor.evidence.writeUnitsPerEvent,
+      evidenceReadUnits: input.floor.evidence.readUnitsPerEvent,
+      kmsRequests: 0,
+    },
+    shape,
+  );
+  const rowOf = (scenario: string) => input.ledgerRows.find((r) => r.scenario === scenario);
+  const happyRow = rowOf('happy');
+  const extraOf = (scenario: string): Partial<UnitsPerNotification> => {
+    const row = rowOf(scenario);
+    if (!row || !happyRow) return {};
+    const transitions = Math.max(0, row.historyEntries - happyRow.historyEntries);
+    return {
+      dynamoWriteUnit: Math.max(0, row.perNotification - happyRow.perNotification),
+      dynamoReadUnit: Math.max(
+        0,
+        row.readUnits / row.notifications - happyRow.readUnits / happyRow.notifications,
+      ),
+      s3Put: transitions / shape.transitionsPerArchiveObject,
+    };
+  };
+  // A retry is one more SQS delivery (ChangeMessageVisibility, then its share of a receive, a delete
+  // and an invocation) and one more dispatch; an unknown row is one reconcile lookup (in the measured
+  // extra units); a bounce is a Bounce event instead of a Delivery plus the suppression put (1 WCU).
+  const retryExtra: Partial<UnitsPerNotification> = {
+    ...extraOf('retry_after_429'),
+    sqsRequest: 1 + 2 / shape.intakeBatchSize,
+    lambdaRequest: 1 / shape.intakeBatchSize,
+    lambdaGbSecond: happyUnits.lambdaGbSecond,
+  };
+  const unknownExtra = extraOf('unknown_reconciled');
+  const bounceExtra: Partial<UnitsPerNotification> = { dynamoWriteUnit: 1 };
+  const zero = scale(happyUnits, 0) as UnitsPerNotification;
+  const weighted = (extra: Partial<UnitsPerNotification>, w: number) =>
+    scale(add(zero, extra), w) as Partial<UnitsPerNotification>;
+  const mixUnits = [
+    weighted(retryExtra, MIX.retry),
+    weighted(unknownExtra, MIX.unknown),
+    weighted(bounceExtra, MIX.bounce),
+  ].reduce(add, happyUnits);
+  const describe = (units: UnitsPerNotification) => ({ units, ...costPerMillion(units) });
+  return { shape, happy: describe(happyUnits), mix: describe(mixUnits) };
+};

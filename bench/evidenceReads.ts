@@ -1,6 +1,6 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock } from '../lib/domain/clock.js';
-import { hashKey } from '../lib/domain/keys.js';
+import { hashKey, rowLabelOf } from '../lib/domain/keys.js';
 import { PurposeRegistry } from '../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../lib/evidence/EvidenceRecorder.js';
@@ -79,15 +79,19 @@ export const seedWaitingRows = async (
   await Promise.all(Array.from({ length: 4 }, worker));
 };
 
-const sesEvent = (key: string, eventType: string, messageId: string) => ({
+/** What SES echoes of a message we sent: the key hash and the row label (lib/domain/keys.ts). */
+const sesEvent = (row: { pk: string; key: string }, eventType: string, messageId: string) => ({
   eventType,
-  mail: { messageId, tags: { 'sendproof-key': [key] } },
+  mail: {
+    messageId,
+    tags: { 'sendproof-key': [row.key], 'sendproof-row': [rowLabelOf(row.pk) ?? ''] },
+  },
 });
 
 /**
  * One measurement at the current backlog: a Delivery for an accepted email claimed through the ledger
- * (so its evidence pointer exists), a Send that settles a freshly claimed `unknown` row, and the old
- * index lookup for the same key, for comparison.
+ * (its event names the row by its row label), a Send that settles a freshly claimed `unknown` row, and
+ * the old index lookup for the same key, for comparison.
  */
 export const measureEvidenceReadsOnce = async (
   doc: DynamoDBDocumentClient,
@@ -118,17 +122,17 @@ export const measureEvidenceReadsOnce = async (
       now,
       ...(to === 'accepted' ? { set: { providerMessageId: `ses-${label}` } } : {}),
     });
-    return claimed.idempotencyKey;
+    return { pk, key: claimed.idempotencyKey };
   };
   const acceptedKey = await claimAndMove(`bench:password-reset:a-${label}:u:email`, 'accepted');
   const unknownKey = await claimAndMove(`bench:password-reset:u-${label}:u:email`, 'unknown');
-  const parse = (key: string, type: string) => {
+  const parse = (key: { pk: string; key: string }, type: string) => {
     const parsed = parseSesEvent(sesEvent(key, type, `ses-${label}`));
     if (parsed.kind !== 'evidence') throw new Error('bench event is not evidence');
     return parsed.evidence;
   };
   const delivery = await recorder.record(parse(acceptedKey, 'Delivery'));
-  const settle = await recorder.record(parse(unknownKey + '', 'Send'));
+  const settle = await recorder.record(parse(unknownKey, 'Send'));
   if (delivery.kind !== 'fact_recorded' || settle.kind !== 'recorded')
     throw new Error(`unexpected evidence results ${delivery.kind} / ${settle.kind}`);
   const legacy = await ledger.findWaitingByIdempotencyKey('f'.repeat(64));

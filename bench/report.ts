@@ -89,6 +89,81 @@ export const writeUnitsTable = (rows: readonly WriteUnitRow[]): string =>
   );
 
 /** The human summary printed at the end of a run and kept in docs/benchmark.md. */
+/** The protocol floor (SQS batches, metered) as a table. */
+export const protocolFloorTable = (results: BenchResults): string | undefined => {
+  const f = results.protocolFloor;
+  if (!f) return undefined;
+  return renderTable(
+    ['happy path, per notification', 'measured'],
+    [
+      ['DynamoDB write requests', cell(f.writesPerNotification)],
+      ['write units (ReturnConsumedCapacity)', cell(f.writeUnitsPerNotification)],
+      ['DynamoDB requests (writes + batch reads)', cell(f.requestsPerNotification)],
+      ['read units', cell(f.readUnitsPerNotification)],
+      ['history entries (archived transitions)', cell(f.transitionsPerNotification)],
+      ['evidence events (SES Send + Delivery)', cell(f.evidence.eventsPerNotification)],
+      ['write units per evidence event', cell(f.evidence.writeUnitsPerEvent)],
+      ['read units per evidence event', cell(f.evidence.readUnitsPerEvent)],
+    ],
+  );
+};
+
+const COST_LABELS: Record<string, string> = {
+  dynamoWriteUnit: 'DynamoDB write request units',
+  dynamoReadUnit: 'DynamoDB read request units',
+  s3Put: 'S3 PUT (archive objects)',
+  s3Get: 'S3 GET',
+  sqsRequest: 'SQS requests',
+  lambdaRequest: 'Lambda invocations',
+  lambdaGbSecond: 'Lambda GB-seconds',
+  kmsRequest: 'KMS requests',
+  stepFunctionsTransition: 'Step Functions transitions',
+  schedulerInvocation: 'EventBridge Scheduler',
+};
+
+/** Dollars per million notifications, by item, for the happy path and the realistic mix. */
+export const costTable = (results: BenchResults): string | undefined => {
+  const c = results.cost;
+  if (!c) return undefined;
+  const [happy, mix] = c.scenarios;
+  if (!happy || !mix) return undefined;
+  const usd = (v: number | undefined) => (v === undefined ? '' : `$${v.toFixed(3)}`);
+  return renderTable(
+    [
+      'item (us-east-1 on-demand, prices of ' + c.pricesAsOf + ')',
+      'units / notification, happy',
+      'happy path',
+      'realistic mix',
+    ],
+    [
+      ...Object.keys(happy.perMillion).map((item) => [
+        COST_LABELS[item] ?? item,
+        cell(happy.units[item], 4),
+        usd(happy.perMillion[item]),
+        usd(mix.perMillion[item]),
+      ]),
+      [
+        '**total per million notifications**',
+        '',
+        `**${usd(happy.totalPerMillion)}**`,
+        `**${usd(mix.totalPerMillion)}**`,
+      ],
+      [
+        'for comparison: SES sending fee',
+        '',
+        usd(c.references.sesPerMillion),
+        usd(c.references.sesPerMillion),
+      ],
+      [
+        'for comparison: a hosted notification platform',
+        '',
+        usd(c.references.hostedPlatformPerMillion),
+        usd(c.references.hostedPlatformPerMillion),
+      ],
+    ],
+  );
+};
+
 export const renderSummary = (results: BenchResults): string => {
   const parts: string[] = [];
   parts.push(
@@ -104,27 +179,62 @@ export const renderSummary = (results: BenchResults): string => {
       ]),
     ),
   );
+  const floorTable = protocolFloorTable(results);
+  if (floorTable)
+    parts.push(
+      '',
+      `### The protocol floor (SQS batches of ${results.protocolFloor?.batchSize})`,
+      '',
+      floorTable,
+    );
   if (results.writeUnits) {
     parts.push('', '### Write units per notification', '', writeUnitsTable(results.writeUnits));
   }
+  const costs = costTable(results);
+  if (costs && results.cost)
+    parts.push(
+      '',
+      '### Dollars per million notifications (excluding provider fees)',
+      '',
+      costs,
+      '',
+      `Assumptions: ${Object.entries(results.cost.assumptions)
+        .map(([k, v]) => `${k} ${v}`)
+        .join('; ')}. Hosted platform: ${results.cost.references.hostedPlatformSource}.`,
+    );
+  if (results.archive)
+    parts.push(
+      '',
+      `Archive: ${cell(results.archive.objectsPer100Transitions)} objects per 100 transitions (${results.archive.puts} objects for ${results.archive.transitions} transitions; one object per record would be ${cell(results.archive.objectsPer100TransitionsBefore, 0)}).`,
+    );
   const tp = results.throughput;
   if (tp) {
     parts.push(
       '',
-      `### Throughput (concurrency ${tp.concurrency}, ${tp.writesPerNotification} writes per notification)`,
+      `### Throughput (concurrency ${tp.concurrency}, ceiling = raw writes/s ÷ ${cell(tp.writesPerNotification)} DynamoDB requests per notification)`,
       '',
       renderTable(
-        ['round', 'raw writes/s', 'ceiling notifications/s', 'dispatcher notifications/s', 'ratio'],
+        [
+          'round',
+          'raw writes/s',
+          'ceiling notifications/s',
+          'Sendproof notifications/s',
+          'ratio',
+          'Powertools calls/s',
+          'Powertools ratio (÷ 2-write floor)',
+        ],
         tp.rounds.map((r) => [
           cell(r.round),
           cell(r.rawWritesPerSecond, 1),
           cell(r.ceilingNotificationsPerSecond, 1),
           cell(r.dispatcherNotificationsPerSecond, 1),
           cell(r.ratio, 3),
+          cell(r.powertoolsCallsPerSecond, 1),
+          cell(r.powertoolsRatio, 3),
         ]),
       ),
       '',
-      `Median ratio ${cell(tp.medianRatio, 3)}; peak RSS of the dispatcher process ${cell(tp.peakRssMb, 1)} MB (${cell(tp.rssBeforeMb, 1)} MB before the run).`,
+      `Median ratio ${cell(tp.medianRatio, 3)} (Powertools ${cell(tp.medianPowertoolsRatio, 3)}, no history, no send); peak RSS of the dispatcher process ${cell(tp.peakRssMb, 1)} MB (${cell(tp.rssBeforeMb, 1)} MB before the run).`,
     );
   }
   const lat = results.latency;
@@ -196,6 +306,12 @@ export const renderSummary = (results: BenchResults): string => {
       '',
       `Dispatcher module init, median of ${cs.dispatcherInitMs.length} fresh processes: ${cell(cs.medianInitMs, 1)} ms (runs: ${cs.dispatcherInitMs.map((v) => cell(v, 1)).join(', ')}).`,
       `Reference (DynamoDB client + document client only, same options, interleaved): ${cell(cs.medianReferenceInitMs, 1)} ms; dispatcher / reference = ${cell(cs.medianInitMs / cs.medianReferenceInitMs, 2)}.${cs.note ? ` ${cs.note}` : ''}`,
+      `Per function, module init ÷ reference: ${(cs.perFunction ?? [])
+        .map(
+          (f) =>
+            `${f.fn} ${f.ratio === undefined ? `not measured (${f.error ?? ''})` : `${cell(f.ratio, 2)}×`}`,
+        )
+        .join(', ')}.`,
     );
   }
   return parts.join('\n');
@@ -272,4 +388,87 @@ export const renderBenchmarkDoc = (results: BenchResults, chartPath?: string): s
     '',
     ...(chartPath ? [`![write units per notification](${chartPath})`, ''] : []),
   ].join('\n');
+};
+
+// ── README sections regenerated by `npm run bench` (between <!-- bench:NAME:start/end --> markers) ──────
+
+const runLine = (results: BenchResults): string =>
+  `From \`${results.command}\` (${results.mode} run) of ${results.startedAt.slice(0, 10)}, ${Math.round(results.durationMs / 1000)} s, ${results.machine.nproc} cores, Node ${results.machine.node}, load average ${results.machine.loadAverage[0]?.toFixed(1)} at start.${results.mode === 'quick' ? ' **A reduced run: run `npm run bench` for the figures of record.**' : ''}`;
+
+/** README `bench:summary`: the run, the targets, the throughput and the cold start per function. */
+export const readmeBenchSection = (results: BenchResults): string => {
+  const parts = [
+    runLine(results),
+    '',
+    renderTable(
+      ['target', 'measured', 'goal', 'verdict'],
+      results.targets.map((t) => [
+        t.description,
+        cell(t.measured),
+        `${t.goal.op} ${t.goal.value}`,
+        t.verdict,
+      ]),
+    ),
+  ];
+  const tp = results.throughput;
+  if (tp)
+    parts.push(
+      '',
+      `Throughput, median of ${tp.rounds.length} rounds at ${tp.concurrency} in flight: Sendproof ${cell(tp.medianRatio, 3)} of its floor (raw conditional writes/s ÷ ${cell(tp.writesPerNotification)} requests per notification, with full history and a real send), Powertools idempotency ${cell(tp.medianPowertoolsRatio, 3)} of its own two-write floor (no history, no send); calls/s per round: ${tp.rounds.map((r) => `${cell(r.dispatcherNotificationsPerSecond, 0)} vs ${cell(r.powertoolsCallsPerSecond, 0)}`).join(', ')}.`,
+    );
+  const cs = results.coldStart;
+  if (cs)
+    parts.push(
+      '',
+      `Cold start: dispatcher module init ${cell(cs.medianInitMs, 1)} ms against ${cell(cs.medianReferenceInitMs, 1)} ms for a DynamoDB-only bundle (${cell(cs.medianInitMs / cs.medianReferenceInitMs, 2)}×). Bundles per function (AWS SDK bundled): ${cs.bundles.map((b) => `${b.fn} ${cell(b.bytes / 1024, 0)} KiB`).join(', ')}.`,
+      ...(cs.perFunction?.length
+        ? [
+            '',
+            renderTable(
+              ['function', 'module init, median ms', '÷ DynamoDB-only reference'],
+              cs.perFunction.map((f) => [
+                f.fn,
+                f.medianInitMs === undefined ? `not measured: ${f.error ?? ''}` : cell(f.medianInitMs, 1),
+                f.ratio === undefined ? '' : cell(f.ratio, 2),
+              ]),
+            ),
+          ]
+        : []),
+    );
+  if (results.archive)
+    parts.push(
+      '',
+      `Archive: ${cell(results.archive.objectsPer100Transitions)} objects per 100 transitions (one object per record: ${cell(results.archive.objectsPer100TransitionsBefore, 0)}).`,
+    );
+  return parts.join('\n');
+};
+
+/** README `bench:cost`: the protocol floor and dollars per million, with the references. */
+export const readmeCostSection = (results: BenchResults): string => {
+  const parts = [runLine(results)];
+  const floor = protocolFloorTable(results);
+  if (floor) parts.push('', floor);
+  const cost = costTable(results);
+  if (cost && results.cost)
+    parts.push(
+      '',
+      cost,
+      '',
+      `Prices: us-east-1 on-demand list prices as of ${results.cost.pricesAsOf} (sources in bench/cost.ts). SES: $0.10 per 1,000 emails (aws.amazon.com/ses/pricing). Hosted platform: ${results.cost.references.hostedPlatformSource}. Assumptions: ${Object.entries(
+        results.cost.assumptions,
+      )
+        .map(([k, v]) => `${k} ${v}`)
+        .join('; ')}.`,
+    );
+  return parts.join('\n');
+};
+
+/** Replaces the text between `<!-- bench:NAME:start -->` and `<!-- bench:NAME:end -->`; unchanged if absent. */
+export const replaceMarked = (text: string, name: string, content: string): string => {
+  const start = `<!-- bench:${name}:start -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const i = text.indexOf(start);
+  const j = text.indexOf(end);
+  if (i < 0 || j < i) return text;
+  return `${text.slice(0, i + start.length)}\n\n${content}\n\n${text.slice(j)}`;
 };

@@ -102,6 +102,8 @@ export interface ColdStartResult {
   /** A bundle of only the DynamoDB client + document client, measured interleaved: the SDK floor. */
   referenceInitMs: number[];
   medianReferenceInitMs: number;
+  /** Module init per function (median ms and ÷ the reference, same run); `error` when it did not start. */
+  perFunction?: Array<{ fn: string; medianInitMs?: number; ratio?: number; error?: string }>;
   note?: string;
 }
 
@@ -118,6 +120,44 @@ export interface CliTimingResult {
   rows: CliTimingRow[];
   /** One `--help` through tsx from the TypeScript sources, for comparison. */
   fromSourceHelpMs: number;
+}
+
+/** The happy path through the SQS handler in batches, metered (bench/protocolFloor.ts). */
+export interface ProtocolFloorResult {
+  notifications: number;
+  batchSize: number;
+  writeRequests: number;
+  writeUnits: number;
+  readRequests: number;
+  readUnits: number;
+  /** DynamoDB requests (writes + reads) per notification. */
+  requestsPerNotification: number;
+  writesPerNotification: number;
+  writeUnitsPerNotification: number;
+  readUnitsPerNotification: number;
+  /** History entries per notification: what the archive stores. */
+  transitionsPerNotification: number;
+  evidence: {
+    eventsPerNotification: number;
+    requestsPerEvent: number;
+    writeUnitsPerEvent: number;
+    readUnitsPerEvent: number;
+  };
+}
+
+/** Dollars per million notifications, excluding provider fees (bench/cost.ts). */
+export interface CostResult {
+  pricesAsOf: string;
+  region: string;
+  assumptions: Record<string, number | string>;
+  scenarios: Array<{
+    name: 'happy' | 'realistic_mix';
+    description: string;
+    totalPerMillion: number;
+    perMillion: Record<string, number>;
+    units: Record<string, number>;
+  }>;
+  references: { sesPerMillion: number; hostedPlatformPerMillion: number; hostedPlatformSource: string };
 }
 
 export interface TargetResult {
@@ -147,5 +187,7 @@ export interface BenchResults {
   cli?: CliTimingResult;
   /** Write units the shared send pace adds per notification (bench/pacingWrites.ts). */
   pacing?: import('./pacingWrites.js').PacingWritesRow[];
+  protocolFloor?: ProtocolFloorResult;
+  cost?: CostResult;
   targets: TargetResult[];
 }

@@ -1,7 +1,6 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AttachmentStore, UriAttachmentStore } from './attachments/AttachmentStore.js';
-import { s3Client } from './aws/clients.js';
 import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
 import { ConfigurationError } from './domain/errors.js';
 import type { PurposeRegistry } from './domain/purposes.js';
@@ -11,7 +10,8 @@ import type { GateFactsReader, Ledger, SuppressionList } from './ledger/port.js'
 import { Admission, type DimensionedMetrics } from './rate/Admission.js';
 import { Pacer, TokenSlots } from './rate/Pacer.js';
 import { SpendBreaker } from './rate/SpendBreaker.js';
-import { type IntentSealer, kmsSealer, localSealer } from './seal/IntentSealer.js';
+import type { IntentSealer } from './seal/IntentSealer.js';
+import { lazySealer } from './seal/lazySealer.js';
 import { FileTemplateStore } from './templates/FileTemplateStore.js';
 import type { TemplateRenderer } from './templates/port.js';
 import { transportsFor } from './transports/configured.js';
@@ -93,14 +93,27 @@ const resolveContentHashKey = async (config: Config): Promise<string> => {
 /** A fixed seal key for laptops and tests only (32 bytes): a deployed stack seals with its KMS key. */
 const LOCAL_SEAL_KEY = Buffer.from('sendproof-local-seal-key-32bytes', 'utf8');
 
-/** KMS in AWS; a raw AES key locally. Refuses to run deployed without a KMS key. */
+/**
+ * KMS in AWS; a raw AES key locally. Refuses to run deployed without a KMS key. The Encryption SDK loads
+ * on the first seal or open (lib/seal/lazySealer.ts); a malformed local key is still refused here.
+ */
 export const sealerFor = (config: Config): IntentSealer => {
-  if (config.sealKeyArn) return kmsSealer(config.sealKeyArn);
-  if (config.sealLocalKey) return localSealer(Buffer.from(config.sealLocalKey, 'base64'));
-  if (config.endpointDynamoDb) return localSealer(LOCAL_SEAL_KEY);
-  throw new ConfigurationError(
-    'no seal key: set SENDPROOF_SEAL_KEY_ARN (deployed) or SENDPROOF_SEAL_LOCAL_KEY (local)',
-  );
+  const load = () => import('./seal/IntentSealer.js');
+  if (config.sealKeyArn) {
+    const arn = config.sealKeyArn;
+    return lazySealer(async () => (await load()).kmsSealer(arn));
+  }
+  const key = config.sealLocalKey
+    ? Buffer.from(config.sealLocalKey, 'base64')
+    : config.endpointDynamoDb
+      ? LOCAL_SEAL_KEY
+      : undefined;
+  if (!key)
+    throw new ConfigurationError(
+      'no seal key: set SENDPROOF_SEAL_KEY_ARN (deployed) or SENDPROOF_SEAL_LOCAL_KEY (local)',
+    );
+  if (key.byteLength !== 32) throw new ConfigurationError('the local seal key must be 32 bytes');
+  return lazySealer(async () => (await load()).localSealer(key));
 };
 
 export const createRuntime = async (config: Config): Promise<Runtime> => {
@@ -113,8 +126,12 @@ export const createRuntime = async (config: Config): Promise<Runtime> => {
     suppressions: new DynamoSuppressionList(documentClient, settings.suppressionTable),
     renderer: new FileTemplateStore(config.templatesDir),
     transports: transportsFor(config),
-    attachments: new UriAttachmentStore(
-      s3Client({ region: config.region, ...(config.endpointS3 ? { endpoint: config.endpointS3 } : {}) }),
+    // The S3 SDK loads on the first s3:// attachment (lib/aws/storageClients.ts), not at init.
+    attachments: new UriAttachmentStore(async () =>
+      (await import('./aws/storageClients.js')).s3Client({
+        region: config.region,
+        ...(config.endpointS3 ? { endpoint: config.endpointS3 } : {}),
+      }),
     ),
     purposes: purposesFor(config),
     contentHashKey: await resolveContentHashKey(config),

@@ -16,7 +16,8 @@ import {
 } from '../../lib/archive/digest.js';
 import { loadNamedQueries, type NamedQuery } from '../../lib/archive/namedQueries.js';
 import { DirStore } from '../../lib/archive/store.js';
-import { dynamoDocumentClient, s3Client, sqsClient } from '../../lib/aws/clients.js';
+import { dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
+import { s3Client } from '../../lib/aws/storageClients.js';
 import { loadConfig } from '../../lib/config.js';
 import { archiveRetentionDaysOf, PurposeRegistry } from '../../lib/domain/purposes.js';
 import { readLocalState } from '../localState.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Command } from 'commander';
-import { s3Client } from '../../lib/aws/clients.js';
+import { s3Client } from '../../lib/aws/storageClients.js';
 import { startLocalConsole } from '../../lib/console/local.js';
 import { STATIC_DIR, STATIC_FILES } from '../../lib/console/staticFiles.js';
 import { IdentifierSchema } from '../../lib/domain/intent.js';

@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
-import { dynamoDocumentClient, s3Client, sqsClient } from '../../lib/aws/clients.js';
+import { dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
+import { s3Client } from '../../lib/aws/storageClients.js';
 import { type LocalConsole, startLocalConsole } from '../../lib/console/local.js';
 import { isTerminal } from '../../lib/domain/states.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';

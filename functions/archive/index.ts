@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { createArchiver } from '../../lib/archive/archiver.js';
-import { s3Client } from '../../lib/aws/clients.js';
+import { s3Client } from '../../lib/aws/storageClients.js';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { ConfigurationError } from '../../lib/domain/errors.js';
 import { archiveRetentionDaysOf, PurposeRegistry } from '../../lib/domain/purposes.js';

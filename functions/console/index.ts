@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { athenaClient } from '../../lib/aws/clients.js';
+import { athenaClient } from '../../lib/aws/athenaClient.js';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { stdoutAuditLog } from '../../lib/console/adapters.js';
 import { athenaAuditQueries } from '../../lib/console/athenaAuditQueries.js';

@@ -1,5 +1,6 @@
 import { CreateBucketCommand, S3ServiceException } from '@aws-sdk/client-s3';
-import { dynamoClient, dynamoStreamsClient, s3Client } from '../aws/clients.js';
+import { dynamoClient } from '../aws/clients.js';
+import { dynamoStreamsClient, s3Client } from '../aws/storageClients.js';
 import { type ArchiveLogger, createArchiver, type RetentionDaysOf } from './archiver.js';
 import { type FailedBatchInfo, LocalStreamPoller } from './LocalStreamPoller.js';
 

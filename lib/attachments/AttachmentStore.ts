@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { SendproofError } from '../domain/errors.js';
 
 /** Fetches attachment bytes by immutable reference. The caller verifies the checksum it was given. */
@@ -23,16 +23,28 @@ export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').upd
  * https:// with fetch. Any other scheme is refused at the intent boundary already.
  */
 export class UriAttachmentStore implements AttachmentStore {
-  constructor(private readonly s3?: S3Client) {}
+  private loaded: Promise<S3Client> | undefined;
+
+  /** An S3 client, or a loader for one (called on the first s3:// fetch, so init never loads the SDK). */
+  constructor(private readonly s3?: S3Client | (() => Promise<S3Client>)) {}
+
+  private client(): Promise<S3Client> | undefined {
+    const s3 = this.s3;
+    if (!s3) return undefined;
+    this.loaded ??= typeof s3 === 'function' ? s3() : Promise.resolve(s3);
+    return this.loaded;
+  }
 
   async fetch(uri: string): Promise<Uint8Array> {
     const url = new URL(uri);
     try {
       if (url.protocol === 'file:') return new Uint8Array(await readFile(fileURLToPath(url)));
       if (url.protocol === 's3:') {
-        if (!this.s3) throw new Error('no S3 client configured');
+        const pending = this.client();
+        if (!pending) throw new Error('no S3 client configured');
+        const [{ GetObjectCommand }, s3] = await Promise.all([import('@aws-sdk/client-s3'), pending]);
         const versionId = url.searchParams.get('versionId');
-        const out = await this.s3.send(
+        const out = await s3.send(
           new GetObjectCommand({
             Bucket: url.hostname,
             Key: decodeURIComponent(url.pathname.slice(1)),

@@ -78,3 +78,29 @@ export const parseDedupeKey = (readable: string): MessageIdentity | undefined =>
   }
   return id;
 };
+
+/**
+ * The row label: the readable dedupe key (the ledger's partition key) as base64url, which every
+ * provider's tags, contexts, custom arguments and callback URLs accept unchanged. Sent with the key hash,
+ * so that provider evidence names its row and is matched by one GetItem without an index or a pointer
+ * item. The readable key holds identifiers only (tenant, purpose, event, the recipient's opaque ref,
+ * channel); intent validation refuses a ref that is an address, so the label carries no address or
+ * secret. Base64url is an encoding for the providers' alphabet, not a protection.
+ */
+export const ROW_LABEL_MAX = 256;
+
+/** The label for a row key, or undefined when it is longer than the tightest provider limit (256). */
+export const rowLabelOf = (readable: string): string | undefined => {
+  const label = Buffer.from(readable, 'utf8').toString('base64url');
+  return label.length > 0 && label.length <= ROW_LABEL_MAX ? label : undefined;
+};
+
+/**
+ * The row key a provider echoed, only if it decodes to the key whose hash the event also carries: a label
+ * that does not match its hash is ignored (the event is then matched by the hash alone, as before).
+ */
+export const rowKeyOfLabel = (label: string | undefined, hash: string): string | undefined => {
+  if (!label || label.length > ROW_LABEL_MAX || !/^[A-Za-z0-9_-]+$/.test(label)) return undefined;
+  const readable = Buffer.from(label, 'base64url').toString('utf8');
+  return hashKey(readable) === hash ? readable : undefined;
+};

@@ -20,7 +20,10 @@ export interface StoredEvent {
 }
 
 export interface AppendResult {
-  /** The dedupe key the hash belongs to; absent when no claim of ours carries this hash. */
+  /**
+   * The dedupe key the hash belongs to: the row key the event named (its row label), else the pointer a
+   * claim wrote; absent when neither says which row this hash is.
+   */
   ref?: string;
   events: StoredEvent[];
   /** This provider event id was already recorded under the hash. */
@@ -35,8 +38,10 @@ export type FactWriteResult =
 
 /** The evidence store: one item per key hash in the ledger table (`ev#<hash>`). */
 export interface EvidenceStore {
-  /** Records the event once (by provider event id) and returns the pointer and all events: a write, no read. */
+  /** Records the event once (by provider event id) and returns the row key and all events: a write, no read. */
   append(evidence: Evidence, now: number): Promise<AppendResult>;
+  /** The events of a hash no row of ours carries expire (30 days); never on a hash a claim linked. */
+  expireUnmatched(idempotencyKey: string, now: number): Promise<void>;
   /** All events recorded for a key hash: one strongly consistent GetItem. */
   eventsFor(
     idempotencyKey: string,
@@ -104,11 +109,12 @@ export class DynamoEvidenceStore implements EvidenceStore {
         }),
       );
       const item = out.Attributes ?? {};
+      const ref = typeof item.ref === 'string' ? item.ref : evidence.rowKey;
       // Events for a hash no claim of ours carries expire; a claimed hash keeps its events.
-      if (typeof item.ref !== 'string' && item.ttl === undefined)
+      if (ref === undefined && item.ttl === undefined)
         await this.expireUnmatched(evidence.idempotencyKey, now);
       return {
-        ...(typeof item.ref === 'string' ? { ref: item.ref } : {}),
+        ...(ref !== undefined ? { ref } : {}),
         events: (item.events ?? []) as StoredEvent[],
         duplicate: false,
         consumedReadUnits: 0,
@@ -116,8 +122,9 @@ export class DynamoEvidenceStore implements EvidenceStore {
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         const item = error.Item ? unmarshall(error.Item) : {};
+        const ref = typeof item.ref === 'string' ? item.ref : evidence.rowKey;
         return {
-          ...(typeof item.ref === 'string' ? { ref: item.ref } : {}),
+          ...(ref !== undefined ? { ref } : {}),
           events: (item.events ?? []) as StoredEvent[],
           duplicate: true,
           consumedReadUnits: 0,
@@ -127,15 +134,15 @@ export class DynamoEvidenceStore implements EvidenceStore {
     }
   }
 
-  private async expireUnmatched(idempotencyKey: string, now: number): Promise<void> {
+  async expireUnmatched(idempotencyKey: string, now: number): Promise<void> {
     await this.client
       .send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [LEDGER_TABLE.partitionKey]: evidenceItemKey(idempotencyKey) },
           UpdateExpression: 'SET #ttl = :ttl',
-          // Never on an item a claim has linked meanwhile.
-          ConditionExpression: 'attribute_not_exists(#ref)',
+          // Never on an item a claim has linked meanwhile, and once.
+          ConditionExpression: 'attribute_not_exists(#ref) AND attribute_not_exists(#ttl)',
           ExpressionAttributeNames: { '#ttl': 'ttl', '#ref': 'ref' },
           ExpressionAttributeValues: { ':ttl': Math.floor(now / 1000) + UNMATCHED_TTL_SECONDS },
         }),

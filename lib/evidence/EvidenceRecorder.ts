@@ -70,9 +70,10 @@ const fromStored = (e: StoredEvent, idempotencyKey: string): Evidence => ({
 });
 
 /**
- * Records provider evidence. Every event is kept once under its key hash (`ev#<hash>`, one write that
- * also returns the dedupe key), whatever the row's state; then the row is read by its key (one GetItem)
- * and the event applied if the row's state lets it:
+ * Records provider evidence. Every event is kept once under its key hash (`ev#<hash>`, one write),
+ * whatever the row's state; then the row is read by its key (one GetItem) — the key the event names in
+ * its row label, or for an event without one, the pointer its claim wrote in `ev#<hash>` (the write
+ * returns it) — and the event applied if the row's state lets it:
  * - `unknown`/`quarantined`: settled to the event's outcome (a version- and event-id-conditioned transition);
  * - `accepted`: the fact is added to the row's `delivery` attribute (conditioned on the event id);
  * - anything else: kept; `applyRecordedEvidence` settles the row when it becomes `unknown`.
@@ -89,7 +90,12 @@ export class EvidenceRecorder implements RecordedEvidence {
     if (!appended.ref) return this.unmatched(evidence, reads);
     const got = await this.deps.store.getRow(appended.ref);
     reads += got.consumedReadUnits;
-    if (!got.row) return this.unmatched(evidence, reads);
+    if (!got.row) {
+      // A row label naming no row (another deployment's message, or a row past its retention).
+      if (evidence.rowKey !== undefined) await this.deps.store.expireUnmatched(evidence.idempotencyKey, now);
+      return this.unmatched(evidence, reads);
+    }
+    if (got.row.idempotencyKey !== evidence.idempotencyKey) return this.unmatched(evidence, reads);
     const applied = await this.apply(got.row, evidence);
     return { ...applied.result, consumedReadUnits: applied.result.consumedReadUnits + reads };
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ReconcileLogger, ReconcileMetricsSink } from '../reconcile/Reconciler.js';
 import { type ExchangeTimeouts, lookupGet } from '../transports/HttpExchange.js';
+import { ROW_TAG } from '../transports/labels.js';
 import type { EvidenceStore } from './DynamoEvidenceStore.js';
 import type { EvidenceResult } from './EvidenceRecorder.js';
 import { evidence, KEY_SHAPE, type ParsedEvent, timeOf } from './events.js';
@@ -22,6 +23,8 @@ const RestEventSchema = z.object({
   type: z.string(),
   messageId: z.string().min(1),
   idempotencyKey: z.string().nullable().optional(),
+  /** The send's tags, echoed (the convention): the row label is `sendproof-row`. */
+  tags: z.record(z.string(), z.string()).optional(),
   channel: z.enum(['email', 'sms']),
   at: z.string().optional(),
   bounceType: z.string().optional(),
@@ -64,6 +67,7 @@ export const parseRestEvent = (value: unknown): ParsedEvent => {
     source: 'rest',
     evidenceId: `rest:${e.id}`,
     idempotencyKey: e.idempotencyKey,
+    rowLabel: e.tags?.[ROW_TAG],
     fact,
     providerMessageId: e.messageId,
     why: `rest:${e.type}${e.bounceType ? `:${e.bounceType}` : ''}`,

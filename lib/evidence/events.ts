@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { KEY_TAG } from '../transports/labels.js';
+import { rowKeyOfLabel } from '../domain/keys.js';
+import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
 import { type EvidenceFact, settlesTo } from './facts.js';
 
 /**
@@ -15,6 +16,13 @@ export interface Evidence {
   evidenceId: string;
   /** The 64-hex dedupe-key hash carried in SES `mail.tags` / SMS `context`. */
   idempotencyKey: string;
+  /**
+   * The ledger row's key, when the event carried our row label and it decodes to the key of this hash:
+   * the row is then read directly (one GetItem), with no pointer item. Absent on events for messages
+   * sent without a label (before labels, or a key too long for one): those find the row through the
+   * `ev#<hash>` pointer written with their claim.
+   */
+  rowKey?: string;
   /** What the event says happened (sent, delivered, bounced, …). */
   fact: EvidenceFact;
   /** The state an `unknown` row settles to from this fact alone (settlesTo(fact)). */
@@ -40,10 +48,21 @@ export const timeOf = (value: unknown): number | undefined => {
 };
 
 /** Builds an Evidence with its outcome derived from the fact, so the two can never disagree. */
-export const evidence = (e: Omit<Evidence, 'outcome'>): ParsedEvent => ({
-  kind: 'evidence',
-  evidence: { ...e, outcome: settlesTo(e.fact), why: e.why.slice(0, 120) },
-});
+export const evidence = (
+  e: Omit<Evidence, 'outcome' | 'rowKey'> & { rowLabel?: string | undefined },
+): ParsedEvent => {
+  const { rowLabel, ...rest } = e;
+  const rowKey = rowKeyOfLabel(rowLabel, e.idempotencyKey);
+  return {
+    kind: 'evidence',
+    evidence: {
+      ...rest,
+      ...(rowKey ? { rowKey } : {}),
+      outcome: settlesTo(e.fact),
+      why: e.why.slice(0, 120),
+    },
+  };
+};
 
 // --- SES v2 configuration-set events (EventBridge `detail`, or an SNS message) -----------------------
 
@@ -107,6 +126,7 @@ export const parseSesEvent = (detail: unknown): ParsedEvent => {
     source: 'ses',
     evidenceId: `ses:${mail.messageId}:${type}`,
     idempotencyKey: key,
+    rowLabel: mail.tags?.[ROW_TAG]?.[0],
     fact,
     providerMessageId: mail.messageId,
     why,
@@ -169,6 +189,7 @@ export const parseSmsEvent = (message: unknown): ParsedEvent => {
     source: 'sms',
     evidenceId: `sms:${messageId}:${status}`,
     idempotencyKey: key,
+    rowLabel: context?.[ROW_TAG],
     fact,
     providerMessageId: messageId,
     why: `sms:${status}`,

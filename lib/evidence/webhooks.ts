@@ -3,7 +3,7 @@ import { Webhook, WebhookVerificationError } from 'svix';
 // The request validator only: the package root loads the whole REST client.
 import { validateRequest } from 'twilio/lib/webhooks/webhooks.js';
 import { z } from 'zod';
-import { KEY_TAG } from '../transports/labels.js';
+import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
 import { evidence, KEY_SHAPE, type ParsedEvent, timeOf } from './events.js';
 import type { EvidenceFact } from './facts.js';
 
@@ -13,8 +13,10 @@ export type WebhookProvider = (typeof WEBHOOK_PROVIDERS)[number];
 /** The custom argument (SendGrid) / query parameter (Twilio status callback) carrying the key hash. */
 export { SENDGRID_KEY_ARG } from '../transports/SendGridTransport.js';
 
-import { SENDGRID_KEY_ARG } from '../transports/SendGridTransport.js';
+import { SENDGRID_KEY_ARG, SENDGRID_ROW_ARG } from '../transports/SendGridTransport.js';
 export const TWILIO_KEY_PARAM = 'k';
+/** The status callback's query parameter carrying the row label (lib/domain/keys.ts rowLabelOf). */
+export const TWILIO_ROW_PARAM = 'r';
 
 /** Signing material, from Secrets Manager in AWS (one JSON secret), from the local stack's state locally. */
 export interface WebhookSecrets {
@@ -97,6 +99,7 @@ export const parseResendEvent = (payload: unknown): ParsedEvent => {
     source: 'resend',
     evidenceId: `resend:${data.email_id}:${type}`,
     idempotencyKey: key,
+    rowLabel: tags[ROW_TAG],
     fact,
     providerMessageId: data.email_id,
     why,
@@ -119,7 +122,8 @@ const TWILIO_FACTS: Readonly<Record<string, EvidenceFact>> = {
 };
 
 export const parseTwilioCallback = (params: Readonly<Record<string, string>>, url: string): ParsedEvent => {
-  const key = new URL(url).searchParams.get(TWILIO_KEY_PARAM) ?? '';
+  const query = new URL(url).searchParams;
+  const key = query.get(TWILIO_KEY_PARAM) ?? '';
   if (!KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'twilio', reason: 'no_sendproof_key' };
   const sid = params.MessageSid ?? params.SmsSid;
   const status = (params.MessageStatus ?? params.SmsStatus ?? '').toLowerCase();
@@ -131,6 +135,7 @@ export const parseTwilioCallback = (params: Readonly<Record<string, string>>, ur
     source: 'twilio',
     evidenceId: `twilio:${sid}:${status}`,
     idempotencyKey: key,
+    rowLabel: query.get(TWILIO_ROW_PARAM) ?? undefined,
     fact,
     providerMessageId: sid,
     why: `twilio:${status}${params.ErrorCode ? `:${params.ErrorCode}` : ''}`,
@@ -146,6 +151,7 @@ const SendGridEventSchema = z.object({
   timestamp: z.number().optional(),
   type: z.string().optional(),
   [SENDGRID_KEY_ARG]: z.string().optional(),
+  [SENDGRID_ROW_ARG]: z.string().optional(),
 });
 
 const SENDGRID_FACTS: Readonly<Record<string, EvidenceFact>> = {
@@ -174,6 +180,7 @@ export const parseSendGridEvent = (value: unknown): ParsedEvent => {
     source: 'sendgrid',
     evidenceId: `sendgrid:${e.sg_event_id}`,
     idempotencyKey: key,
+    rowLabel: e[SENDGRID_ROW_ARG],
     fact,
     providerMessageId: messageId,
     why: `sendgrid:${e.event}${e.type ? `:${e.type}` : ''}`,

@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { TransitionRefusedError } from '../domain/errors.js';
+import { rowLabelOf } from '../domain/keys.js';
 import type { Channel } from '../domain/purposes.js';
 import { ATTENTION_STATES, canTransition, type DeliveryState, INITIAL_STATES } from '../domain/states.js';
 import {
@@ -48,6 +49,10 @@ const PARKED = 'parked';
 
 const units = (capacity: ConsumedCapacity | undefined): number => capacity?.CapacityUnits ?? 0;
 
+/** A delivery row that may still be sent, whose key no row label can carry (lib/domain/keys.ts). */
+export const needsEvidencePointer = (record: DeliveryRecord): boolean =>
+  record.kind === 'delivery' && LEASED_STATES.includes(record.state) && rowLabelOf(record.pk) === undefined;
+
 /**
  * A failed condition returns the item as it stands (ReturnValuesOnConditionCheckFailure). The document
  * client does not unmarshall exception payloads, so this does.
@@ -60,8 +65,8 @@ const oldItemOf = (error: ConditionalCheckFailedException): Record<string, unkno
  * - claim: `attribute_not_exists(pk)` — the unique constraint that picks one owner;
  * - transition: `version = :expected AND state = :from` (plus lease expiry where asked) — so two workers
  *   can never both move the same row, and a stale reader's write is refused.
- * The happy path (claim → dispatching → accepted) is three single-item writes of under 1 KB each and
- * touches no index: the attention index is written only when a row leaves the happy path.
+ * The happy path (claim written as dispatching → accepted) is two single-item writes of under 1 KB each
+ * and touches no index: the attention index is written only when a row leaves the happy path.
  */
 export class DynamoLedger implements Ledger {
   /** Attention-index shards (lib/ledger/attentionIndex.ts); every reader and writer of a table must agree. */
@@ -85,9 +90,11 @@ export class DynamoLedger implements Ledger {
     if (!INITIAL_STATES.includes(record.state)) {
       throw new TransitionRefusedError(`a row cannot be created in state ${record.state}`);
     }
-    // The evidence pointer first (key hash → dedupe key), so no crash can leave a claimed row whose events
+    // Provider evidence names its row by the row label sent with every message (lib/domain/keys.ts), so
+    // the happy path writes no pointer. Only a row that may be sent and whose key is too long for a label
+    // gets the pointer (key hash → dedupe key) — first, so no crash can leave a claimed row whose events
     // cannot find it. Idempotent: the hash is a function of the key, so a repeat writes the same value.
-    const pointerUnits = record.kind === 'delivery' ? await this.linkEvidence(record) : 0;
+    const pointerUnits = needsEvidencePointer(record) ? await this.linkEvidence(record) : 0;
     try {
       const out = await this.client.send(
         new PutCommand({

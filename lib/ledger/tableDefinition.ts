@@ -11,9 +11,10 @@ export const LEDGER_TABLE = {
 } as const;
 
 /**
- * Evidence items live in the ledger table under `ev#<key hash>`: the pointer to the dedupe key (written
- * with the claim) and every provider event recorded for that key. A provider event carries only the key
- * hash, so this makes the hash addressable by one GetItem / UpdateItem, whatever the backlog.
+ * Evidence items live in the ledger table under `ev#<key hash>`: every provider event recorded for that
+ * key and, only for a key too long for a row label, the pointer to the dedupe key (written with the
+ * claim). A provider event carries the key hash and the row label (lib/domain/keys.ts), so its row is
+ * one GetItem away, and its events one UpdateItem / GetItem, whatever the backlog.
  */
 export const EVIDENCE_PREFIX = 'ev#';
 export const evidenceItemKey = (idempotencyKey: string): string => `${EVIDENCE_PREFIX}${idempotencyKey}`;

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../domain/clock.js';
+import { ROW_TAG } from '../transports/labels.js';
 import {
   type ActiveFault,
   type FaultSpec,
@@ -64,6 +65,8 @@ export interface SimEvent {
   /** ISO 8601: when it happened. */
   at: string;
   bounceType?: 'Permanent' | 'Transient';
+  /** The send's tags, echoed as SES echoes EmailTags (the row label is `sendproof-row`). */
+  tags?: Record<string, string>;
 }
 
 export interface ProviderSimulatorOptions {
@@ -202,6 +205,7 @@ export const startProviderSimulator = async (
     key: string | undefined,
     messageId: string,
     spec: FaultSpec | undefined,
+    tags: Record<string, string> | undefined,
   ) => {
     const now = clock.now();
     const later = now + (spec?.deliverAfterMs ?? 0);
@@ -242,6 +246,7 @@ export const startProviderSimulator = async (
         channel,
         at: new Date(step.dueMs).toISOString(),
         ...(step.bounceType ? { bounceType: step.bounceType } : {}),
+        ...(tags ? { tags } : {}),
         dueMs: step.enterMs,
       };
       pending.push(event);
@@ -262,7 +267,8 @@ export const startProviderSimulator = async (
         event.type as string
       ];
       if (!status) return undefined;
-      const query = `?k=${event.idempotencyKey}`;
+      const row = event.tags?.[ROW_TAG];
+      const query = `?k=${event.idempotencyKey}${row ? `&r=${row}` : ''}`;
       return {
         path: `/twilio${query}`,
         request: signTwilio(hooks.keys, `${hooks.url}/twilio${query}`, {
@@ -288,7 +294,10 @@ export const startProviderSimulator = async (
             created_at: event.at,
             data: {
               email_id: event.messageId,
-              tags: [{ name: 'sendproof-key', value: event.idempotencyKey }],
+              tags: [
+                { name: 'sendproof-key', value: event.idempotencyKey },
+                ...(event.tags?.[ROW_TAG] ? [{ name: ROW_TAG, value: event.tags[ROW_TAG] }] : []),
+              ],
               ...(event.bounceType ? { bounce: { type: event.bounceType } } : {}),
             },
           },
@@ -313,6 +322,7 @@ export const startProviderSimulator = async (
           sg_message_id: `${event.messageId}.sim`,
           timestamp: Math.floor(Date.parse(event.at) / 1000),
           sendproof_key: event.idempotencyKey,
+          ...(event.tags?.[ROW_TAG] ? { sendproof_row: event.tags[ROW_TAG] } : {}),
           ...(event.bounceType === 'Transient'
             ? { type: 'blocked' }
             : event.bounceType
@@ -493,7 +503,14 @@ export const startProviderSimulator = async (
       });
       return;
     }
-    if (result.outcome === 'accepted') scheduleEvents(channel, key, result.messageId, fault?.spec);
+    if (result.outcome === 'accepted')
+      scheduleEvents(
+        channel,
+        key,
+        result.messageId,
+        fault?.spec,
+        body.tags as Record<string, string> | undefined,
+      );
     if (fault?.spec.fault === 'accept_then_drop') {
       record('dropped', to, result.messageId);
       res.socket?.destroy();

@@ -70,7 +70,7 @@ export class ResendTransport implements Transport {
             })),
           }
         : {}),
-      tags: labelsFor(idempotencyKey, message.tags, resendTagValue),
+      tags: labelsFor(idempotencyKey, message.tags, resendTagValue, message.dedupeKey),
       ...(message.sendAtMs !== undefined ? { scheduled_at: new Date(message.sendAtMs).toISOString() } : {}),
     };
     const apiKey = await resolveCredentials(this.options.apiKey);

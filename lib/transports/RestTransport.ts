@@ -1,7 +1,9 @@
 import { type Clock, systemClock } from '../domain/clock.js';
+import { rowLabelOf } from '../domain/keys.js';
 import type { Channel } from '../domain/purposes.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange, type LookupGet, lookupGet } from './HttpExchange.js';
+import { ROW_TAG } from './labels.js';
 import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
 import { errorToken, readJson, resolveCredentials } from './wire.js';
 
@@ -27,7 +29,9 @@ interface MessageView {
 
 /**
  * The generic REST convention (the one the provider simulator speaks):
- * `POST {base}/v1/{email|sms}/send` with `Idempotency-Key`, `GET {base}/v1/messages?idempotency_key=K`.
+ * `POST {base}/v1/{email|sms}/send` with `Idempotency-Key`, `GET {base}/v1/messages?idempotency_key=K`,
+ * and the event feed `GET {base}/v1/events?after=<cursor>`, whose events echo the send's `tags` (the row
+ * label `sendproof-row` among them, so evidence names its ledger row).
  */
 export class RestTransport implements Transport {
   readonly name = 'rest';
@@ -56,7 +60,10 @@ export class RestTransport implements Transport {
   }
 
   async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
-    const tags = message.tags && Object.keys(message.tags).length ? { tags: message.tags } : {};
+    // The convention's events echo the send's tags, the row label among them (lib/domain/keys.ts).
+    const row = rowLabelOf(message.dedupeKey);
+    const all = { ...message.tags, ...(row ? { [ROW_TAG]: row } : {}) };
+    const tags = Object.keys(all).length ? { tags: all } : {};
     const body =
       this.channel === 'email'
         ? {

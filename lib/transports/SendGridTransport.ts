@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from '../domain/clock.js';
+import { rowLabelOf } from '../domain/keys.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
 import type { OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
@@ -17,6 +18,8 @@ export interface SendGridTransportOptions {
 
 /** The custom argument that carries the key hash into every Event Webhook event (lib/evidence/webhooks.ts). */
 export const SENDGRID_KEY_ARG = 'sendproof_key';
+/** The custom argument carrying the row label (lib/domain/keys.ts rowLabelOf). */
+export const SENDGRID_ROW_ARG = 'sendproof_row';
 
 interface SendGridErrors {
   errors?: Array<{ message?: string; field?: string | null }>;
@@ -53,6 +56,7 @@ export class SendGridTransport implements Transport {
   }
 
   async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+    const row = rowLabelOf(message.dedupeKey);
     const content = [
       { type: 'text/plain', value: message.text },
       ...(message.html !== undefined ? [{ type: 'text/html', value: message.html }] : []),
@@ -72,9 +76,10 @@ export class SendGridTransport implements Transport {
             })),
           }
         : {}),
-      // Echoed on every event: the key hash, and our non-secret labels.
+      // Echoed on every event: the key hash, the row label, and our non-secret labels.
       custom_args: {
         [SENDGRID_KEY_ARG]: idempotencyKey,
+        ...(row ? { [SENDGRID_ROW_ARG]: row } : {}),
         ...Object.fromEntries(
           Object.entries(message.tags ?? {}).map(([k, v]) => [
             `sendproof_${k}`.slice(0, 64),

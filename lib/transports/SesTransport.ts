@@ -1,4 +1,4 @@
-import { type SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { type AwsErrorTable, classifyAwsError } from './classify.js';
 import { labelsFor, sesTagValue } from './labels.js';
@@ -17,8 +17,8 @@ const SES_ERRORS: AwsErrorTable = {
 };
 
 export interface SesTransportOptions {
-  /** Built by lib/aws/clients.ts (`sesClient`), which turns SDK retries off. */
-  client: SESv2Client;
+  /** Built by lib/aws/messagingClients.ts (`sesClient`, SDK retries off), or a loader for it. */
+  client: SESv2Client | (() => Promise<SESv2Client>);
   from: string;
   /** Configuration set whose event destination feeds the evidence recorder. */
   configurationSetName?: string;
@@ -44,11 +44,24 @@ export class SesTransport implements Transport {
   };
   private readonly clock: Clock;
 
+  private loaded: Promise<SESv2Client> | undefined;
+
   constructor(private readonly options: SesTransportOptions) {
     this.clock = options.clock ?? systemClock;
   }
 
+  private client(): Promise<SESv2Client> {
+    const { client } = this.options;
+    this.loaded ??= typeof client === 'function' ? client() : Promise.resolve(client);
+    return this.loaded;
+  }
+
   async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+    // The SDK loads on the first send, so a function configured for another transport never loads it.
+    const [{ SendEmailCommand }, client] = await Promise.all([
+      import('@aws-sdk/client-sesv2'),
+      this.client(),
+    ]);
     const command = new SendEmailCommand({
       FromEmailAddress: this.options.from,
       Destination: { ToAddresses: [message.to] },
@@ -72,7 +85,7 @@ export class SesTransport implements Transport {
             : {}),
         },
       },
-      EmailTags: labelsFor(idempotencyKey, message.tags, sesTagValue).map((l) => ({
+      EmailTags: labelsFor(idempotencyKey, message.tags, sesTagValue, message.dedupeKey).map((l) => ({
         Name: l.name,
         Value: l.value,
       })),
@@ -83,7 +96,7 @@ export class SesTransport implements Transport {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), this.options.timeoutMs ?? 10_000);
     try {
-      const output = await this.options.client.send(command, { abortSignal: abort.signal });
+      const output = await client.send(command, { abortSignal: abort.signal });
       if (!output.MessageId) return { kind: 'ambiguous', reason: 'accepted_without_message_id' };
       return { kind: 'accepted', providerMessageId: output.MessageId };
     } catch (error) {

@@ -1,4 +1,4 @@
-import { type PinpointSMSVoiceV2Client, SendTextMessageCommand } from '@aws-sdk/client-pinpoint-sms-voice-v2';
+import type { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { type AwsErrorTable, classifyAwsError } from './classify.js';
 import { labelsFor } from './labels.js';
@@ -22,8 +22,8 @@ export const TTL_MIN_SECONDS = 5;
 export const TTL_MAX_SECONDS = 259_200;
 
 export interface SmsV2TransportOptions {
-  /** Built by lib/aws/clients.ts (`smsV2Client`), which turns SDK retries off. */
-  client: PinpointSMSVoiceV2Client;
+  /** Built by lib/aws/messagingClients.ts (`smsV2Client`, SDK retries off), or a loader for it. */
+  client: PinpointSMSVoiceV2Client | (() => Promise<PinpointSMSVoiceV2Client>);
   originationIdentity?: string;
   configurationSetName?: string;
   /** Abort a call that has not answered in this long; the answer is then ambiguous. Default 10 s. */
@@ -48,8 +48,16 @@ export class SmsV2Transport implements Transport {
   };
   private readonly clock: Clock;
 
+  private loaded: Promise<PinpointSMSVoiceV2Client> | undefined;
+
   constructor(private readonly options: SmsV2TransportOptions) {
     this.clock = options.clock ?? systemClock;
+  }
+
+  private client(): Promise<PinpointSMSVoiceV2Client> {
+    const { client } = this.options;
+    this.loaded ??= typeof client === 'function' ? client() : Promise.resolve(client);
+    return this.loaded;
   }
 
   async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
@@ -62,8 +70,16 @@ export class SmsV2Transport implements Transport {
       timeToLive = Math.min(TTL_MAX_SECONDS, Math.max(TTL_MIN_SECONDS, remaining));
     }
     const context = Object.fromEntries(
-      labelsFor(idempotencyKey, message.tags, (v) => v.slice(0, 256)).map((l) => [l.name, l.value]),
+      labelsFor(idempotencyKey, message.tags, (v) => v.slice(0, 256), message.dedupeKey).map((l) => [
+        l.name,
+        l.value,
+      ]),
     );
+    // The SDK loads on the first send, so a function configured for another transport never loads it.
+    const [{ SendTextMessageCommand }, client] = await Promise.all([
+      import('@aws-sdk/client-pinpoint-sms-voice-v2'),
+      this.client(),
+    ]);
     const command = new SendTextMessageCommand({
       DestinationPhoneNumber: message.to,
       MessageBody: message.text,
@@ -78,7 +94,7 @@ export class SmsV2Transport implements Transport {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), this.options.timeoutMs ?? 10_000);
     try {
-      const output = await this.options.client.send(command, { abortSignal: abort.signal });
+      const output = await client.send(command, { abortSignal: abort.signal });
       if (!output.MessageId) return { kind: 'ambiguous', reason: 'accepted_without_message_id' };
       return { kind: 'accepted', providerMessageId: output.MessageId };
     } catch (error) {

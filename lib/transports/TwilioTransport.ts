@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from '../domain/clock.js';
+import { rowLabelOf } from '../domain/keys.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange, lookupGet } from './HttpExchange.js';
 import type {
@@ -93,6 +94,9 @@ export class TwilioTransport implements Transport {
     if (this.options.statusCallbackUrl) {
       const callback = new URL(this.options.statusCallbackUrl);
       callback.searchParams.set('k', idempotencyKey);
+      // The row label: the callback names its ledger row (lib/domain/keys.ts rowLabelOf).
+      const row = rowLabelOf(message.dedupeKey);
+      if (row) callback.searchParams.set('r', row);
       form.set('StatusCallback', callback.toString());
     }
     if (this.options.from.startsWith('MG')) form.set('MessagingServiceSid', this.options.from);

@@ -1,6 +1,5 @@
 import type { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
-import { sesClient, smsV2Client } from '../aws/clients.js';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { ConfigurationError } from '../domain/errors.js';
@@ -102,7 +101,14 @@ export const createTransports = (
     switch (config.emailTransport) {
       case 'ses':
         return new SesTransport({
-          client: deps.sesClient ?? sesClient({ region: config.region, endpoint: config.endpointSes }),
+          // Loaded only because SES is configured (lib/aws/messagingClients.ts), on the first send.
+          client:
+            deps.sesClient ??
+            (async () =>
+              (await import('../aws/messagingClients.js')).sesClient({
+                region: config.region,
+                endpoint: config.endpointSes,
+              })),
           from: config.emailFrom,
           ...(config.sesConfigurationSet ? { configurationSetName: config.sesConfigurationSet } : {}),
           ...(deps.clock ? { clock: deps.clock } : {}),
@@ -130,7 +136,13 @@ export const createTransports = (
     switch (config.smsTransport) {
       case 'sms-v2':
         return new SmsV2Transport({
-          client: deps.smsClient ?? smsV2Client({ region: config.region, endpoint: config.endpointSmsV2 }),
+          client:
+            deps.smsClient ??
+            (async () =>
+              (await import('../aws/messagingClients.js')).smsV2Client({
+                region: config.region,
+                endpoint: config.endpointSmsV2,
+              })),
           ...(config.smsOriginationIdentity ? { originationIdentity: config.smsOriginationIdentity } : {}),
           ...(config.smsConfigurationSet ? { configurationSetName: config.smsConfigurationSet } : {}),
           ...(deps.clock ? { clock: deps.clock } : {}),

@@ -9,7 +9,10 @@ export interface OutboundMessage {
   text: string;
   html?: string;
   attachments?: ReadonlyArray<{ filename: string; contentType: string; content: Uint8Array }>;
-  /** Readable dedupe key, for attribution by decorators (timing, tracing). Providers get only the hash. */
+  /**
+   * Readable dedupe key (the ledger row's key): decorators attribute by it, and providers get it only as
+   * the row label (base64url, lib/domain/keys.ts rowLabelOf) next to the hash, so evidence names its row.
+   */
   dedupeKey: string;
   /** Epoch ms; SMS adapters derive a time-to-live from it. */
   expiresAtMs?: number;

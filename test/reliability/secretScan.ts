@@ -5,7 +5,8 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import { dynamoClient, dynamoDocumentClient, s3Client } from '../../lib/aws/clients.js';
+import { dynamoClient, dynamoDocumentClient } from '../../lib/aws/clients.js';
+import { s3Client } from '../../lib/aws/storageClients.js';
 import type { LocalState } from '../../lib/local/LocalStack.js';
 
 /**

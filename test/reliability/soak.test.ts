@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { s3Client } from '../../lib/aws/clients.js';
+import { s3Client } from '../../lib/aws/storageClients.js';
 import { freePort } from '../../lib/local/ports.js';
 import { createLedgerTable, localDynamo } from '../support/dynamo.js';
 import { MARKERS } from '../support/fixtures.js';

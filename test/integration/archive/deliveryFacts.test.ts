@@ -19,6 +19,7 @@ import {
 } from '../../../lib/simulator/ProviderSimulator.js';
 import { createHarness, type Harness, restTransports } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
+import { type Echoed, sesTags } from '../../support/evidenceLabels.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
 import { startLocalS3 } from './localS3.js';
 
@@ -72,10 +73,10 @@ describe('post-acceptance facts in the archive', () => {
       });
       return (await h.ledger.get(out.channels[0]!.dedupeKey))!;
     };
-    const event = (key: string, msg: string, eventType: string, extra: Record<string, unknown>) => {
+    const event = (key: Echoed, msg: string, eventType: string, extra: Record<string, unknown>) => {
       const parsed = parseSesEvent({
         eventType,
-        mail: { messageId: msg, tags: { 'sendproof-key': [key] } },
+        mail: { messageId: msg, tags: sesTags(key) },
         ...extra,
       });
       if (parsed.kind !== 'evidence') throw new Error('not evidence');
@@ -85,12 +86,12 @@ describe('post-acceptance facts in the archive', () => {
     const delivered = await send('facts-delivered', 'user-d');
     const bounced = await send('facts-bounced', 'user-b');
     await recorder.record(
-      event(delivered.idempotencyKey, delivered.providerMessageId!, 'Delivery', {
+      event(delivered, delivered.providerMessageId!, 'Delivery', {
         delivery: { timestamp: '2026-11-30T10:00:04.000Z' },
       }),
     );
     await recorder.record(
-      event(bounced.idempotencyKey, bounced.providerMessageId!, 'Bounce', {
+      event(bounced, bounced.providerMessageId!, 'Bounce', {
         bounce: { bounceType: 'Permanent', bounceSubType: 'General', timestamp: '2026-11-30T10:00:06.000Z' },
       }),
     );

@@ -9,7 +9,7 @@ import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
 import { startLocalArchive } from '../../../lib/archive/LocalArchive.js';
 import type { LocalStreamPoller } from '../../../lib/archive/LocalStreamPoller.js';
 import { loadNamedQueries } from '../../../lib/archive/namedQueries.js';
-import { s3Client } from '../../../lib/aws/clients.js';
+import { s3Client } from '../../../lib/aws/storageClients.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { waitFor } from '../../../lib/local/ports.js';
 import { baseRow, dedupeKeyOf } from '../../fixtures/archive/streamRecords.js';

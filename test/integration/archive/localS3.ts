@@ -6,7 +6,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { buildApp } from 'fauxqs';
-import { s3Client } from '../../../lib/aws/clients.js';
+import { s3Client } from '../../../lib/aws/storageClients.js';
 import { freePort } from '../../../lib/local/ports.js';
 
 /** fauxqs (in process, loopback only) as the archive's local S3, with a fresh bucket. */

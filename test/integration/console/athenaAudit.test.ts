@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadNamedQueries, NamedQueryError } from '../../../lib/archive/namedQueries.js';
-import { athenaClient } from '../../../lib/aws/clients.js';
+import { athenaClient } from '../../../lib/aws/athenaClient.js';
 import { AthenaQueryError, athenaAuditQueries } from '../../../lib/console/athenaAuditQueries.js';
 import { AuditQueryFailed } from '../../../lib/console/ports.js';
 

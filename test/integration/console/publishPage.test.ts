@@ -2,7 +2,7 @@ import { CreateBucketCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishPage } from '../../../cli/commands/console.js';
-import { s3Client } from '../../../lib/aws/clients.js';
+import { s3Client } from '../../../lib/aws/storageClients.js';
 import { freePort } from '../../../lib/local/ports.js';
 
 // Real S3 API (fauxqs on 127.0.0.1): what `sendproof console publish-page` leaves in the page bucket.

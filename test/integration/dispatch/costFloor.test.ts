@@ -6,6 +6,7 @@ import { dynamoDocumentClient } from '../../../lib/aws/clients.js';
 import { Dispatcher } from '../../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
+import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoGateFacts } from '../../../lib/ledger/DynamoGateFacts.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
@@ -52,7 +53,7 @@ const sqsEvent = (bodies: string[]): SQSEvent => ({
 });
 
 describe('the protocol floor on the happy path', () => {
-  it('a batch of 10 happy notifications: the claim (as dispatching), the evidence pointer and the outcome — 3 writes and 3 write units each — plus one read request for the whole batch', async () => {
+  it('a batch of 10 happy notifications: the claim (as dispatching) and the outcome — 2 writes and 2 write units each — plus one read request for the whole batch', async () => {
     // Prepare: every client the dispatcher uses goes through one capacity meter
     const { raw, endpoint } = localDynamo();
     const [ledgerTable, suppressionTable] = await Promise.all([
@@ -91,15 +92,18 @@ describe('the protocol floor on the happy path', () => {
     // Assess
     expect(value.batchItemFailures).toEqual([]);
     expect(sim.requests().filter((r) => r.outcome === 'accepted')).toHaveLength(10);
-    // Two row writes (the protocol floor) plus `ev#<hash>`, the pointer provider evidence finds rows by.
-    expect(totals.writeRequests).toBe(30);
-    expect(totals.writeUnits).toBe(30);
+    // Two row writes, the protocol floor: no `ev#<hash>` pointer, since every message carries its row label.
+    expect(totals.writeRequests).toBe(20);
+    expect(totals.writeUnits).toBe(20);
     expect(totals.readRequests).toBe(1);
-    expect((totals.writeRequests + totals.readRequests) / 10).toBe(3.1);
+    expect((totals.writeRequests + totals.readRequests) / 10).toBe(2.1);
     const row = await new DynamoLedger(doc, ledgerTable).get(
       'acme-games:password-reset:floor-0:player-0:email',
     );
     expect(row?.history.map((e) => e.s)).toEqual(['dispatching', 'accepted']);
+    // What the provider was given to name the row in its events: the key hash and the row label.
+    const sent = sim.messages().find((m) => m.idempotencyKey === row?.idempotencyKey);
+    expect(sent?.body.tags).toMatchObject({ 'sendproof-row': rowLabelOf(row!.pk) });
   });
 
   it('a recipient suppressed in the batch read is written once, directly as suppressed, and never sent', async () => {

@@ -12,6 +12,7 @@ import {
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
+import { sesTags } from '../../support/evidenceLabels.js';
 import { resetIntent } from '../../support/fixtures.js';
 
 // The Lambda entry modules themselves, imported with the environment the CDK constructs set, against
@@ -131,7 +132,7 @@ describe('Lambda entry points', () => {
         mail: {
           timestamp: new Date().toISOString(),
           messageId: 'ses-entry-1',
-          tags: { 'sendproof-key': [row.idempotencyKey] },
+          tags: sesTags(row),
         },
       },
     };

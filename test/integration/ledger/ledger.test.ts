@@ -4,6 +4,7 @@ import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { contentHash } from '../../../lib/domain/content.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
+import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { TERMINAL_STATES, TRANSITIONS } from '../../../lib/domain/states.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
@@ -234,14 +235,45 @@ describe('DynamoLedger on DynamoDB Local', () => {
     // Assess
     const units = [claim, dispatching, accepted].map((r) => r.consumedWriteUnits);
     for (const u of units) expect(u).toBeGreaterThan(0);
-    // Three row writes plus the evidence pointer (`ev#<hash>` → dedupe key) written with the claim.
-    expect(units.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(4);
+    // Three row writes and no evidence pointer: the key fits a row label, which evidence names its row by.
+    expect(rowLabelOf(row.pk)).toBeDefined();
+    expect(units.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(3);
     expect(
-      await doc.send(new GetCommand({ TableName: table, Key: { pk: `ev#${row.idempotencyKey}` } })),
-    ).toMatchObject({ Item: { ref: row.pk, kind: 'evidence' } });
+      (await doc.send(new GetCommand({ TableName: table, Key: { pk: `ev#${row.idempotencyKey}` } }))).Item,
+    ).toBeUndefined();
     const stored = await ledger.get(row.pk);
     expect(stored?.history.map((h) => h.s)).toEqual(['claimed', 'dispatching', 'accepted']);
     expect(stored?.attn).toBeUndefined();
+  });
+
+  it('writes the evidence pointer only for a row that may be sent and whose key is too long for a row label', async () => {
+    // Prepare: identifiers at their 128-character limit make a key no 256-character label can carry
+    const longRow = (eventId: string) =>
+      claimRow({
+        intent: resetIntent(
+          { eventId, recipient: { ref: `r${'y'.repeat(127)}`, email: MARKERS.email } },
+          clock.now(),
+        ),
+      });
+    const long = longRow(`e${'x'.repeat(127)}`);
+    const { leaseOwner: _o, leaseUntil: _u, ...unleased } = longRow(`f${'x'.repeat(127)}`);
+    const refused: DeliveryRecord = {
+      ...unleased,
+      state: 'expired',
+      history: [{ ...unleased.history[0]!, s: 'expired' }],
+    };
+    const pointerOf = async (row: DeliveryRecord) =>
+      (await doc.send(new GetCommand({ TableName: table, Key: { pk: `ev#${row.idempotencyKey}` } }))).Item;
+    // Act
+    const claimed = await ledger.claim(long);
+    const gated = await ledger.claim(refused);
+    // Assess
+    expect([rowLabelOf(long.pk), rowLabelOf(refused.pk)]).toEqual([undefined, undefined]);
+    expect(claimed.kind).toBe('claimed');
+    expect(await pointerOf(long)).toMatchObject({ ref: long.pk, kind: 'evidence' });
+    // A row a gate refused is never sent, so no provider event will look for it.
+    expect(gated.kind).toBe('claimed');
+    expect(await pointerOf(refused)).toBeUndefined();
   });
 
   it('stores no secret value and no raw address after a claim made from an intent that had both', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/domain/clock.js';
+import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
@@ -17,6 +18,7 @@ import {
   sweeperFor,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
+import { type Echoed, sesTags, smsContext } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
 import { pushEvidenceOnly, reconcilerFor } from './support.js';
 
@@ -30,7 +32,7 @@ const envelope = () => ({ messageId: `msg-${++seq}` });
 
 /** An SES v2 configuration-set event as EventBridge delivers it (detail = the SES event JSON). */
 const sesEvent = (
-  key: string,
+  key: Echoed,
   eventType: string,
   messageId: string,
   extra: Record<string, unknown> = {},
@@ -45,14 +47,14 @@ const sesEvent = (
       timestamp: new Date(clock.now()).toISOString(),
       messageId,
       destination: [MARKERS.email],
-      tags: { 'sendproof-key': [key], 'sendproof-purpose': ['password-reset'] },
+      tags: { ...sesTags(key), 'sendproof-purpose': ['password-reset'] },
     },
     ...extra,
   },
 });
 
 /** An End User Messaging SMS event as the SNS subscription delivers it. */
-const smsSnsEvent = (key: string, messageStatus: string, messageId: string) => ({
+const smsSnsEvent = (key: Echoed, messageStatus: string, messageId: string) => ({
   Records: [
     {
       EventSource: 'aws:sns',
@@ -65,7 +67,7 @@ const smsSnsEvent = (key: string, messageStatus: string, messageId: string) => (
           destinationPhoneNumber: MARKERS.phone,
           messageId,
           messageStatus,
-          context: { 'sendproof-key': key },
+          context: smsContext(key),
         }),
       },
     },
@@ -112,7 +114,7 @@ describe('evidence recorder', () => {
   it('the same SES Delivery event recorded twice makes one transition', async () => {
     // Prepare
     const { row } = await unknownEmail('ev-twice');
-    const event = sesEvent(row.idempotencyKey, 'Delivery', 'ses-0001');
+    const event = sesEvent(row, 'Delivery', 'ses-0001');
     // Act
     const first = await recorder.record(evidenceOf(event));
     const second = await recorder.record(evidenceOf(event));
@@ -132,7 +134,7 @@ describe('evidence recorder', () => {
   it('the same SES event delivered twice at once still makes one transition', async () => {
     // Prepare
     const { row } = await unknownEmail('ev-concurrent');
-    const evidence = evidenceOf(sesEvent(row.idempotencyKey, 'Send', 'ses-0002'));
+    const evidence = evidenceOf(sesEvent(row, 'Send', 'ses-0002'));
     // Act
     const results = await Promise.all([recorder.record(evidence), recorder.record(evidence)]);
     // Assess
@@ -150,7 +152,7 @@ describe('evidence recorder', () => {
     expect((await h.ledger.get(row.pk))?.state).toBe('quarantined');
     // Act
     const result = await recorder.record(
-      evidenceOf(sesEvent(row.idempotencyKey, 'Bounce', 'ses-0003', { bounce: { bounceType: 'Permanent' } })),
+      evidenceOf(sesEvent(row, 'Bounce', 'ses-0003', { bounce: { bounceType: 'Permanent' } })),
     );
     // Assess
     expect(result).toMatchObject({ kind: 'recorded', state: 'rejected' });
@@ -168,7 +170,7 @@ describe('evidence recorder', () => {
     const first = await h.dispatcher({ transports }).handle(body, envelope());
     const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
     // Act
-    const result = await recorder.record(evidenceOf(smsSnsEvent(row.idempotencyKey, 'DELIVERED', 'sms-77')));
+    const result = await recorder.record(evidenceOf(smsSnsEvent(row, 'DELIVERED', 'sms-77')));
     // Assess
     expect(row.state).toBe('unknown');
     expect(result).toMatchObject({ kind: 'recorded', state: 'accepted' });
@@ -188,6 +190,53 @@ describe('evidence recorder', () => {
     expect(parsed).toEqual([{ kind: 'ignored', source: 'ses', reason: 'no_sendproof_key' }]);
     expect(noRow.kind).toBe('unmatched');
   });
+
+  it('a row label that does not decode to its hash is ignored: the event never reaches the row it names', async () => {
+    // Prepare: a real unknown row, and an event for another hash that carries this row's label
+    const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
+    const intent = resetIntent(
+      { eventId: 'ev-label-forged', recipient: { ref: 'player-label', email: MARKERS.email } },
+      clock.now(),
+    );
+    const first = await h.dispatcher({ transports }).handle(JSON.stringify(intent), envelope());
+    const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+    const other = 'b'.repeat(64);
+    const event = sesEvent(other, 'Send', 'ses-0006');
+    event.detail.mail.tags = {
+      ...event.detail.mail.tags,
+      ...{ 'sendproof-row': sesTags(row)['sendproof-row']! },
+    };
+    // Act
+    const evidence = evidenceOf(event);
+    const result = await recorder.record(evidence);
+    // Assess
+    expect(row.state).toBe('unknown');
+    expect(evidence.rowKey).toBeUndefined();
+    expect(result.kind).toBe('unmatched');
+    expect(await h.ledger.get(row.pk)).toMatchObject({ state: 'unknown', version: row.version });
+  });
+
+  it('a key too long for a row label: the claim wrote the pointer, and an event with the hash alone settles the row', async () => {
+    // Prepare: identifiers at their limit; the provider answer is lost, so the row is unknown
+    const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
+    const intent = resetIntent(
+      { eventId: `long-${'x'.repeat(123)}`, recipient: { ref: `r${'y'.repeat(127)}`, email: MARKERS.email } },
+      clock.now(),
+    );
+    const first = await h.dispatcher({ transports }).handle(JSON.stringify(intent), envelope());
+    const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+    const sent = sim.messages().find((m) => m.idempotencyKey === row.idempotencyKey);
+    // Act
+    const result = await recorder.record(evidenceOf(sesEvent(row.idempotencyKey, 'Send', 'ses-0007')));
+    // Assess
+    expect(row.state).toBe('unknown');
+    expect(rowLabelOf(row.pk)).toBeUndefined();
+    expect(sent?.body.tags).toBeDefined();
+    expect(sent?.body.tags).not.toHaveProperty('sendproof-row');
+    expect(result).toMatchObject({ kind: 'recorded', state: 'accepted', consumedReadUnits: 1 });
+  });
 });
 
 describe('fallback continuation', () => {
@@ -205,9 +254,7 @@ describe('fallback continuation', () => {
     const quiet = await sweeper.sweep();
     // Act: the evidence settles the email; no queue message exists any more, the sweep owns the rest
     const result = await recorder.record(
-      evidenceOf(
-        sesEvent(email.idempotencyKey, 'Bounce', 'ses-0005', { bounce: { bounceType: 'Permanent' } }),
-      ),
+      evidenceOf(sesEvent(email, 'Bounce', 'ses-0005', { bounce: { bounceType: 'Permanent' } })),
     );
     const swept = await sweeper.sweep();
     const [resumed] = await notices.deliver(h.dispatcher({ transports }));

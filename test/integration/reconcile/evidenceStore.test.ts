@@ -18,6 +18,7 @@ import {
   restTransports,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
+import { type Echoed, sesTags, smsContext } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
 import { pushEvidenceOnly, RecordingMetrics } from './support.js';
 
@@ -32,7 +33,7 @@ let seq = 0;
 const envelope = () => ({ messageId: `msg-${++seq}` });
 
 const sesEvent = (
-  key: string,
+  key: Echoed,
   eventType: string,
   messageId: string,
   extra: Record<string, unknown> = {},
@@ -45,7 +46,7 @@ const sesEvent = (
       timestamp: new Date(clock.now()).toISOString(),
       messageId,
       destination: [MARKERS.email],
-      tags: { 'sendproof-key': [key] },
+      tags: sesTags(key),
     },
     ...extra,
   },
@@ -57,7 +58,7 @@ const evidenceOf = (event: unknown): Evidence => {
   return parsed.evidence;
 };
 
-const permanentBounce = (key: string, messageId: string) =>
+const permanentBounce = (key: Echoed, messageId: string) =>
   evidenceOf(
     sesEvent(key, 'Bounce', messageId, {
       bounce: {
@@ -102,9 +103,7 @@ describe('evidence that arrives before the row is unknown', () => {
     ).rejects.toThrow('crashed at after_provider');
     const sent = sim.requests().find((r) => r.outcome === 'accepted')!;
     const dispatching = (await h.ledger.findByEvent('early-crash'))[0]!;
-    const early = await recorder.record(
-      evidenceOf(sesEvent(dispatching.idempotencyKey, 'Delivery', 'ses-e1')),
-    );
+    const early = await recorder.record(evidenceOf(sesEvent(dispatching, 'Delivery', 'ses-e1')));
     clock.advance(61_000);
     // Act: the message comes back; the expired lease makes the row unknown
     const redelivery = await h.dispatcher({ transports, evidence: recorder }).handle(body, envelope());
@@ -132,7 +131,7 @@ describe('evidence that arrives before the row is unknown', () => {
     const probe = async (edge: string, ctx: { dedupeKey: string }) => {
       if (edge !== 'after_provider') return;
       const row = (await h.ledger.get(ctx.dedupeKey))!;
-      kept = await recorder.record(evidenceOf(sesEvent(row.idempotencyKey, 'Send', 'ses-e2')));
+      kept = await recorder.record(evidenceOf(sesEvent(row, 'Send', 'ses-e2')));
     };
     // Act
     const out = await h.dispatcher({ transports, probe, evidence: recorder }).handle(body, envelope());
@@ -152,7 +151,7 @@ describe('evidence that arrives before the row is unknown', () => {
       h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
     ).rejects.toThrow();
     const dispatching = (await h.ledger.findByEvent('early-reconcile'))[0]!;
-    await recorder.record(permanentBounce(dispatching.idempotencyKey, 'ses-e3'));
+    await recorder.record(permanentBounce(dispatching, 'ses-e3'));
     clock.advance(3 * 3600_000);
     const reconciler = new Reconciler({
       ledger: h.ledger,
@@ -191,7 +190,7 @@ describe('post-acceptance evidence', () => {
     // Prepare
     const { email, body, transports } = await acceptedHealthReport('bounce-hard');
     // Act
-    const result = await recorder.record(permanentBounce(email.idempotencyKey, email.providerMessageId!));
+    const result = await recorder.record(permanentBounce(email, email.providerMessageId!));
     // The sweep (or any redelivery of the intent) dispatches whichever channel the pointer names, twice.
     const next = await h.dispatcher({ transports }).handle(body, envelope());
     const again = await h.dispatcher({ transports }).handle(body, envelope());
@@ -236,7 +235,7 @@ describe('post-acceptance evidence', () => {
     // Prepare
     const { email, body, transports } = await acceptedHealthReport('bounce-soft');
     const soft = evidenceOf(
-      sesEvent(email.idempotencyKey, 'Bounce', email.providerMessageId!, {
+      sesEvent(email, 'Bounce', email.providerMessageId!, {
         bounce: { bounceType: 'Transient', bounceSubType: 'MailboxFull' },
       }),
     );
@@ -259,12 +258,12 @@ describe('post-acceptance evidence', () => {
     const id = email.providerMessageId!;
     const t0 = clock.now();
     const delivery = evidenceOf(
-      sesEvent(email.idempotencyKey, 'Delivery', id, {
+      sesEvent(email, 'Delivery', id, {
         delivery: { timestamp: new Date(t0 + 5_000).toISOString() },
       }),
     );
     const delay = evidenceOf(
-      sesEvent(email.idempotencyKey, 'DeliveryDelay', id, {
+      sesEvent(email, 'DeliveryDelay', id, {
         deliveryDelay: { timestamp: new Date(t0 + 1_000).toISOString() },
       }),
     );
@@ -306,7 +305,7 @@ describe('post-acceptance evidence', () => {
                 isFinal: true,
                 messageId: sms.providerMessageId,
                 destinationPhoneNumber: MARKERS.phone,
-                context: { 'sendproof-key': sms.idempotencyKey },
+                context: smsContext(sms),
               }),
             },
           },
@@ -333,7 +332,7 @@ describe('post-acceptance evidence', () => {
       clock,
     });
     // Act
-    const result = await strict.record(permanentBounce(email.idempotencyKey, email.providerMessageId!));
+    const result = await strict.record(permanentBounce(email, email.providerMessageId!));
     // Assess
     expect(result).toMatchObject({ kind: 'fact_recorded', fallbackAdvanced: false });
     expect((await h.ledger.getFlow(email.logicalKey))?.activeIndex).toBe(0);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/domain/clock.js';
+import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
@@ -64,7 +65,10 @@ const resendPayload = (row: DeliveryRecord, type = 'email.delivered') => ({
   data: {
     email_id: row.providerMessageId,
     to: [MARKERS.email],
-    tags: [{ name: 'sendproof-key', value: row.idempotencyKey }],
+    tags: [
+      { name: 'sendproof-key', value: row.idempotencyKey },
+      { name: 'sendproof-row', value: rowLabelOf(row.pk)! },
+    ],
   },
 });
 const sendgridEvents = (row: DeliveryRecord, event = 'delivered', id = `sg-${++seq}`) => [
@@ -75,6 +79,7 @@ const sendgridEvents = (row: DeliveryRecord, event = 'delivered', id = `sg-${++s
     sg_message_id: `${row.providerMessageId}.filter0001`,
     timestamp: Math.floor(clock.now() / 1000),
     sendproof_key: row.idempotencyKey,
+    sendproof_row: rowLabelOf(row.pk)!,
   },
 ];
 
@@ -144,7 +149,7 @@ describe('signed push evidence', () => {
   it('Twilio: a valid status callback is recorded once even when replayed; a forged or unsigned one gets 401', async () => {
     // Prepare
     const row = await accepted('sms');
-    const url = `${server.url}/twilio?k=${row.idempotencyKey}`;
+    const url = `${server.url}/twilio?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`;
     const params = {
       MessageSid: row.providerMessageId!,
       MessageStatus: 'delivered',
@@ -165,13 +170,13 @@ describe('signed push evidence', () => {
     const unsigned = await post(
       'twilio',
       { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: valid.body },
-      `?k=${row.idempotencyKey}`,
+      `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`,
     );
-    const tampered = await post('twilio', forged, `?k=${row.idempotencyKey}`);
-    const wrongKey = await post('twilio', otherKey, `?k=${row.idempotencyKey}`);
+    const tampered = await post('twilio', forged, `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`);
+    const wrongKey = await post('twilio', otherKey, `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`);
     const between = await snapshot(row);
-    const first = await post('twilio', valid, `?k=${row.idempotencyKey}`);
-    const replay = await post('twilio', valid, `?k=${row.idempotencyKey}`);
+    const first = await post('twilio', valid, `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`);
+    const replay = await post('twilio', valid, `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`);
     // Assess
     expect([unsigned.status, tampered.status, wrongKey.status]).toEqual([401, 401, 401]);
     expect(between).toBe(before);

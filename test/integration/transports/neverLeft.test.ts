@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sesClient } from '../../../lib/aws/clients.js';
+import { sesClient } from '../../../lib/aws/messagingClients.js';
 import { classifyAwsError, classifyExchangeFailure } from '../../../lib/transports/classify.js';
 import { RestTransport } from '../../../lib/transports/RestTransport.js';
 import { SesTransport } from '../../../lib/transports/SesTransport.js';

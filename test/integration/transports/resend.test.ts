@@ -57,6 +57,10 @@ describe('ResendTransport against a Resend API fake', () => {
       text: 'Thanks for your order.',
     });
     expect(body.tags).toContainEqual({ name: 'sendproof-key', value: key });
+    expect(body.tags).toContainEqual({
+      name: 'sendproof-row',
+      value: Buffer.from(message.dedupeKey).toString('base64url'),
+    });
     expect(body.attachments).toEqual([
       { filename: 'r.pdf', content: 'AQID', content_type: 'application/pdf' },
     ]);

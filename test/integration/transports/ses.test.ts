@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sesClient } from '../../../lib/aws/clients.js';
+import { sesClient } from '../../../lib/aws/messagingClients.js';
 import { SesTransport } from '../../../lib/transports/SesTransport.js';
 import { sesV2Error } from '../../support/fakes/awsErrors.js';
 import { closedPort, emailMessage, keyFor } from '../../support/fakes/outbound.js';
@@ -87,6 +87,10 @@ describe('SesTransport against aws-ses-v2-local (real SES v2 emulator)', () => {
       ConfigurationSetName: string;
     };
     expect(wire.EmailTags).toContainEqual({ Name: 'sendproof-key', Value: key });
+    expect(wire.EmailTags).toContainEqual({
+      Name: 'sendproof-row',
+      Value: Buffer.from(message.dedupeKey).toString('base64url'),
+    });
     expect(wire.EmailTags).toContainEqual({ Name: 'sendproof-purpose', Value: 'receipt' });
     expect(wire.EmailTags.every((t) => /^[A-Za-z0-9_.@-]{1,256}$/.test(t.Value))).toBe(true);
     expect(wire.ConfigurationSetName).toBe('sendproof-events');

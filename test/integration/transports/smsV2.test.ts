@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { smsV2Client } from '../../../lib/aws/clients.js';
+import { smsV2Client } from '../../../lib/aws/messagingClients.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { SmsV2Transport } from '../../../lib/transports/SmsV2Transport.js';
 import { awsJson10Error } from '../../support/fakes/awsErrors.js';
@@ -65,6 +65,8 @@ describe('SmsV2Transport against an AWS JSON 1.0 End User Messaging SMS fake', (
     const wire = lastWire();
     expect(wire.Context).toEqual({
       'sendproof-key': key,
+      // The row label: the readable key as base64url, so SMS events name their ledger row.
+      'sendproof-row': Buffer.from(message.dedupeKey).toString('base64url'),
       'sendproof-purpose': 'password-reset',
       'sendproof-tenant': 'default',
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costPerMillion, PRICES, unitsFor } from '../../../bench/cost.js';
+import { costPerMillion, costScenarios, MIX, PRICES, unitsFor } from '../../../bench/cost.js';
 
 const shape = {
   intakeBatchSize: 10,
@@ -62,5 +62,46 @@ describe('cost model', () => {
     // Assess
     expect(batched.perMillion.s3Put).toBeCloseTo(perRecord.perMillion.s3Put / 100, 9);
     expect(batched.totalPerMillion).toBeLessThan(2.5);
+  });
+});
+
+describe('cost scenarios', () => {
+  it('the realistic mix adds the measured extras of retries, unknowns and bounces to the happy path, weighted', () => {
+    // Prepare: the happy path at the floor, and the write-unit phase's rows for the other scenarios
+    const input = {
+      floor: {
+        writeUnitsPerNotification: 2,
+        readUnitsPerNotification: 0.1,
+        transitionsPerNotification: 2,
+        evidence: { eventsPerNotification: 2, writeUnitsPerEvent: 2, readUnitsPerEvent: 1 },
+      },
+      ledgerRows: [
+        { scenario: 'happy', notifications: 10, perNotification: 2, readUnits: 10, historyEntries: 2 },
+        {
+          scenario: 'retry_after_429',
+          notifications: 10,
+          perNotification: 6,
+          readUnits: 20,
+          historyEntries: 4,
+        },
+        {
+          scenario: 'unknown_reconciled',
+          notifications: 10,
+          perNotification: 5,
+          readUnits: 30,
+          historyEntries: 3,
+        },
+      ],
+      dispatchMs: 40,
+      transitionsPerArchiveObject: 100,
+    };
+    // Act
+    const { happy, mix } = costScenarios(input);
+    // Assess: 2 WCU + 2 events × 2 WCU; the mix adds 0.05 × 4 + 0.01 × 3 + 0.01 × 1 (the suppression put)
+    expect(happy.units.dynamoWriteUnit).toBeCloseTo(6, 9);
+    expect(mix.units.dynamoWriteUnit).toBeCloseTo(6 + MIX.retry * 4 + MIX.unknown * 3 + MIX.bounce * 1, 9);
+    expect(mix.units.sqsRequest).toBeGreaterThan(happy.units.sqsRequest);
+    expect(mix.totalPerMillion).toBeGreaterThan(happy.totalPerMillion);
+    expect(happy.perMillion.s3Put).toBeCloseTo((2 / 100) * 0.005 * 1e3, 9);
   });
 });

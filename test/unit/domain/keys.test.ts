@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { contentHash } from '../../../lib/domain/content.js';
 import { parseIntent, type ValidIntent } from '../../../lib/domain/intent.js';
-import { deriveDedupeKey, identityOf, parseDedupeKey } from '../../../lib/domain/keys.js';
+import {
+  deriveDedupeKey,
+  hashKey,
+  identityOf,
+  parseDedupeKey,
+  rowKeyOfLabel,
+  rowLabelOf,
+} from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { receiptIntent, resetIntent } from '../../support/fixtures.js';
 
@@ -83,5 +90,26 @@ describe('content hash', () => {
     };
     const b = { ...a, attachments: [{ ...a.attachments[0]!, sha256: 'b'.repeat(64) }] };
     expect(contentHash(a, key)).not.toBe(contentHash(b, key));
+  });
+});
+
+describe('row label', () => {
+  it("round-trips a readable key through the providers' tag alphabet, and only with its own hash", () => {
+    // Prepare
+    const readable = 'acme-games:receipt:pay_84721:player+7@x.y:email:rev=3.1';
+    // Act
+    const label = rowLabelOf(readable);
+    // Assess
+    expect(label).toMatch(/^[A-Za-z0-9_-]{1,256}$/);
+    expect(rowKeyOfLabel(label, hashKey(readable))).toBe(readable);
+    expect(rowKeyOfLabel(label, hashKey(`${readable}x`))).toBeUndefined();
+    expect(rowKeyOfLabel('not base64url!', hashKey(readable))).toBeUndefined();
+    expect(rowKeyOfLabel(undefined, hashKey(readable))).toBeUndefined();
+  });
+
+  it('is absent for a key longer than 192 bytes, which no 256-character label can carry', () => {
+    // Act and assess
+    expect(rowLabelOf('k'.repeat(192))).toHaveLength(256);
+    expect(rowLabelOf('k'.repeat(193))).toBeUndefined();
   });
 });

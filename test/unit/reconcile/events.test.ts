@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { hashKey, rowLabelOf } from '../../../lib/domain/keys.js';
 import { parseLambdaEvent, parseSesEvent, parseSmsEvent } from '../../../lib/evidence/events.js';
+import { parseRestEvent } from '../../../lib/evidence/PullEvidence.js';
+import { parseResendEvent, parseSendGridEvent, parseTwilioCallback } from '../../../lib/evidence/webhooks.js';
 
 const KEY = 'a'.repeat(64);
 
@@ -89,6 +92,59 @@ describe('provider events as evidence', () => {
     expect(parsed.map((p) => (p.kind === 'ignored' ? p.reason : p.kind))).toEqual([
       'sns_message_not_json',
       'no_sendproof_key',
+    ]);
+  });
+
+  it('every provider event that echoes our row label names its row; without the label it names none', () => {
+    // Prepare
+    const row = 'acme-games:password-reset:evt-1:player-1:email';
+    const key = hashKey(row);
+    const label = rowLabelOf(row)!;
+    // Act
+    const parsed = [
+      parseSesEvent({
+        eventType: 'Send',
+        mail: { messageId: 'm', tags: { 'sendproof-key': [key], 'sendproof-row': [label] } },
+      }),
+      parseSmsEvent({
+        messageId: 'm',
+        messageStatus: 'DELIVERED',
+        context: { 'sendproof-key': key, 'sendproof-row': label },
+      }),
+      parseResendEvent({
+        type: 'email.delivered',
+        data: {
+          email_id: 'm',
+          tags: [
+            { name: 'sendproof-key', value: key },
+            { name: 'sendproof-row', value: label },
+          ],
+        },
+      }),
+      parseTwilioCallback(
+        { MessageSid: 'SM1', MessageStatus: 'delivered' },
+        `https://x.test/twilio?k=${key}&r=${label}`,
+      ),
+      parseSendGridEvent({ event: 'delivered', sg_event_id: 'e1', sendproof_key: key, sendproof_row: label }),
+      parseRestEvent({
+        id: 'e1',
+        type: 'delivered',
+        messageId: 'm',
+        idempotencyKey: key,
+        channel: 'email',
+        tags: { 'sendproof-row': label },
+      }),
+      parseSesEvent({ eventType: 'Send', mail: { messageId: 'm', tags: { 'sendproof-key': [key] } } }),
+    ];
+    // Assess
+    expect(parsed.map((p) => (p.kind === 'evidence' ? (p.evidence.rowKey ?? 'none') : p.reason))).toEqual([
+      row,
+      row,
+      row,
+      row,
+      row,
+      row,
+      'none',
     ]);
   });
 });
