@@ -7,6 +7,7 @@ import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';
 import { PullEvidence, restEventFeed } from './evidence/PullEvidence.js';
 import { DynamoLedger } from './ledger/DynamoLedger.js';
+import { DynamoOperatorQueries } from './ledger/DynamoOperatorQueries.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 
 /**
@@ -23,6 +24,10 @@ export const ledgerFor = (config: Config, documentClient = documentClientFor(con
   new DynamoLedger(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable, {
     attentionShards: config.attentionShards,
   });
+
+/** Operator scans of the ledger table (CLI only: the functions' role may not Scan). */
+export const operatorQueriesFor = (config: Config, documentClient = documentClientFor(config)) =>
+  new DynamoOperatorQueries(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable);
 
 export const purposesFor = (config: Config): PurposeRegistry =>
   PurposeRegistry.withOverrides(config.purposes);

@@ -1,8 +1,8 @@
-import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
 import { dynamoDocumentClient, s3Client, sqsClient } from '../../lib/aws/clients.js';
 import { type LocalConsole, startLocalConsole } from '../../lib/console/local.js';
 import { isTerminal } from '../../lib/domain/states.js';
+import { DynamoOperatorQueries } from '../../lib/ledger/DynamoOperatorQueries.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
 import { prepareDemo } from '../../lib/local/demo.js';
 import { type LocalEndpoints, type RunningLocalStack, startLocalStack } from '../../lib/local/LocalStack.js';
@@ -23,23 +23,18 @@ const endpointsOf = (s: LocalEndpoints): LocalEndpoints => ({
   ...(s.webhook ? { webhook: s.webhook } : {}),
 });
 
-const rowsOf = async (
-  stack: RunningLocalStack,
-  client: DynamoDBDocumentClient,
-): Promise<DeliveryRecord[]> => {
-  const out = await client.send(new ScanCommand({ TableName: stack.state.ledgerTable }));
-  return ((out.Items ?? []) as DeliveryRecord[]).filter((r) => r.state !== undefined);
-};
-
 /** Prints counts by state every second until every row is final (or 90 s pass). */
 const watch = async (stack: RunningLocalStack, print: (line: string) => void): Promise<DeliveryRecord[]> => {
   const started = Date.now();
-  const client = dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb });
+  const queries = new DynamoOperatorQueries(
+    dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb }),
+    stack.state.ledgerTable,
+  );
   let rows: DeliveryRecord[] = [];
   let last = '';
   while (Date.now() - started < 90_000) {
     await new Promise((r) => setTimeout(r, 1000));
-    rows = await rowsOf(stack, client);
+    rows = await queries.rows();
     const counts = new Map<string, number>();
     for (const row of rows) counts.set(row.state, (counts.get(row.state) ?? 0) + 1);
     const line = [...counts.entries()].map(([s, n]) => `${s} ${n}`).join(' · ');

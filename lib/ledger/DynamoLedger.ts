@@ -5,7 +5,6 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
-  ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -319,25 +318,6 @@ export class DynamoLedger implements Ledger {
       if (hit) return { record: (await this.get(hit.pk)) ?? hit, consumedReadUnits };
     }
     return { consumedReadUnits };
-  }
-
-  async findByEvent(eventId: string): Promise<DeliveryRecord[]> {
-    const found: DeliveryRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: '#eventId = :eventId',
-          ExpressionAttributeNames: { '#eventId': 'eventId' },
-          ExpressionAttributeValues: { ':eventId': eventId },
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      found.push(...((out.Items ?? []) as DeliveryRecord[]));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return found.sort((a, b) => a.createdAt - b.createdAt || a.pk.localeCompare(b.pk));
   }
 
   async park(seal: Omit<SealedIntent, 'pk' | 'kind' | 'resumes'>): Promise<void> {

@@ -9,6 +9,7 @@ import {
   readMergedPage,
   validateShards,
 } from './attentionIndex.js';
+import type { ItemSummary, OperatorQueries } from './operatorQueries.js';
 import type {
   AttentionPage,
   ClaimResult,
@@ -20,7 +21,7 @@ import type {
   TransitionRequest,
   TransitionResult,
 } from './port.js';
-import { LEDGER_TABLE } from './tableDefinition.js';
+import { evidenceItemKey, LEDGER_TABLE } from './tableDefinition.js';
 
 /** States in which a lease (owner + expiry) guards the row (the same list DynamoLedger keeps). */
 const LEASED_STATES: readonly DeliveryState[] = ['claimed', 'dispatching'];
@@ -49,10 +50,12 @@ const byIndexOrder = (a: Item, b: Item): number =>
  *
  * A real implementation of the port for decision tests that need no server, not a mock: the ledger
  * contract suite (test/contract/ledger.contract.ts) runs every case against this and DynamoDB Local.
- * Capacity units are always 0 here; what DynamoDB charges is proven against DynamoDB Local only. The
- * evidence pointer (`ev#<hash>`) belongs to the evidence store's adapter and is not kept.
+ * It also answers the operator queries (findByEvent, summaries, rows). Capacity units are always 0
+ * here; what DynamoDB charges is proven against DynamoDB Local only. The evidence pointer
+ * (`ev#<hash>`) is written with the claim, as on DynamoDB; reading it is the evidence store's business
+ * (lib/evidence/DynamoEvidenceStore.ts).
  */
-export class MemoryLedger implements Ledger {
+export class MemoryLedger implements Ledger, OperatorQueries {
   private readonly items = new Map<string, Item>();
   private readonly attentionShards: number;
 
@@ -69,6 +72,12 @@ export class MemoryLedger implements Ledger {
     }
     if (!INITIAL_STATES.includes(record.state)) {
       throw new TransitionRefusedError(`a row cannot be created in state ${record.state}`);
+    }
+    // The evidence pointer first (key hash → dedupe key), as DynamoLedger writes it: idempotent, and
+    // events already recorded under the hash are kept.
+    if (record.kind === 'delivery') {
+      const pointer = evidenceItemKey(record.idempotencyKey);
+      this.items.set(pointer, { ...this.items.get(pointer), pk: pointer, ref: record.pk, kind: 'evidence' });
     }
     const existing = this.items.get(record.pk);
     if (existing)
@@ -206,11 +215,29 @@ export class MemoryLedger implements Ledger {
     return { consumedReadUnits: 0 };
   }
 
+  /** Operator queries (lib/ledger/operatorQueries.ts) over the same items. */
   async findByEvent(eventId: string): Promise<DeliveryRecord[]> {
     return [...this.items.values()]
       .filter((item) => item.eventId === eventId)
       .map((item) => copy(item) as unknown as DeliveryRecord)
       .sort((a, b) => a.createdAt - b.createdAt || a.pk.localeCompare(b.pk));
+  }
+
+  async summaries(_cursor?: string): Promise<{ items: ItemSummary[]; cursor?: string }> {
+    return {
+      items: [...this.items.values()].map(({ state, kind, createdAt, attnAt }) => ({
+        ...(state !== undefined ? { state } : {}),
+        ...(kind !== undefined ? { kind } : {}),
+        ...(createdAt !== undefined ? { createdAt } : {}),
+        ...(attnAt !== undefined ? { attnAt } : {}),
+      })) as ItemSummary[],
+    };
+  }
+
+  async rows(): Promise<DeliveryRecord[]> {
+    return [...this.items.values()]
+      .filter((item) => item.state !== undefined)
+      .map((item) => copy(item) as unknown as DeliveryRecord);
   }
 
   async park(seal: Omit<SealedIntent, 'pk' | 'kind' | 'resumes'>): Promise<void> {

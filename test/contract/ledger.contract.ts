@@ -8,11 +8,14 @@ import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { TERMINAL_STATES } from '../../lib/domain/states.js';
 import { attentionShardOf } from '../../lib/ledger/attentionIndex.js';
 import { expireDispatchingLease } from '../../lib/ledger/leases.js';
+import type { OperatorQueries } from '../../lib/ledger/operatorQueries.js';
 import type { DeliveryRecord, Ledger, SealedIntent } from '../../lib/ledger/port.js';
 import { resetIntent } from '../support/fixtures.js';
 
-/** Builds a fresh, empty ledger (its own table) for one case. */
-export type LedgerFactory = (options: { attentionShards: number }) => Promise<Ledger>;
+/** Builds a fresh, empty ledger (its own table) for one case, with the operator queries over the same table. */
+export type LedgerFactory = (options: {
+  attentionShards: number;
+}) => Promise<{ ledger: Ledger; queries: OperatorQueries }>;
 
 const SHARDS = 4;
 const purposes = new PurposeRegistry();
@@ -21,14 +24,15 @@ const purposes = new PurposeRegistry();
  * The ledger port's contract: what every implementation must do, case by case. Run against the
  * in-memory ledger (test/unit/ledger/memoryLedger.test.ts) and against DynamoDB Local
  * (test/integration/ledger/ledgerContract.test.ts), so the two cannot drift: a case added here runs on
- * both. Modelled on Powertools' PersistenceLayerTestClass. Capacity units are not part of the contract
+ * both. The operator queries (lib/ledger/operatorQueries.ts) are held to it beside the port. Modelled on Powertools' PersistenceLayerTestClass. Capacity units are not part of the contract
  * (DynamoDB's charges are proven in test/integration/ledger/ledger.test.ts).
  */
 export const ledgerContract = (name: string, factory: LedgerFactory): void => {
   describe(`the ledger contract: ${name}`, () => {
     const clock = new ManualClock();
     let counter = 0;
-    const fresh = () => factory({ attentionShards: SHARDS });
+    const open = () => factory({ attentionShards: SHARDS });
+    const fresh = async () => (await open()).ledger;
 
     /** A claim row built the way the dispatcher builds it, from a validated intent. */
     const claimRow = (
@@ -559,11 +563,11 @@ export const ledgerContract = (name: string, factory: LedgerFactory): void => {
       });
     });
 
-    describe('operator reads', () => {
+    describe('operator queries', () => {
       it('finds the rows of one business event, oldest first, and none of another', async () => {
         // Prepare
-        const ledger = await fresh();
-        const first = await claimed(ledger, claimRow({ eventId: 'evt-a', intent: { channels: ['email'] } }));
+        const { ledger, queries } = await open();
+        const first = await claimed(ledger, claimRow({ eventId: 'evt-a' }));
         clock.advance(1);
         const second = await claimed(
           ledger,
@@ -571,10 +575,66 @@ export const ledgerContract = (name: string, factory: LedgerFactory): void => {
         );
         await claimed(ledger, claimRow({ eventId: 'evt-b' }));
         // Act
-        const rows = await ledger.findByEvent('evt-a');
+        const rows = await queries.findByEvent('evt-a');
         // Assess
         expect(rows.map((r) => r.pk)).toEqual([first.pk, second.pk]);
-        expect(await ledger.findByEvent('evt-none')).toEqual([]);
+        expect(rows[0]).toEqual(first);
+        expect(await queries.findByEvent('evt-none')).toEqual([]);
+      });
+
+      it('summarises every item for counting and lists only the rows that have a state', async () => {
+        // Prepare: two rows, a seal and a fallback pointer share the table
+        const { ledger, queries } = await open();
+        const accepted = await claimed(ledger, claimRow());
+        await ledger.transition({
+          pk: accepted.pk,
+          from: 'claimed',
+          to: 'dispatching',
+          expectedVersion: 1,
+          by: 'w',
+          now: clock.now(),
+        });
+        const waiting = await toUnknown(ledger);
+        await ledger.park({
+          logicalKey: 'lk-summary',
+          rows: [{ channel: 'email', dedupeKey: waiting.pk }],
+          fallback: false,
+          purpose: 'password-reset',
+          tenant: 'acme-games',
+          ciphertext: 'c',
+          reason: 'retry_wait',
+          dueAt: clock.now(),
+          createdAt: clock.now(),
+          ttl: 1,
+        });
+        await ledger.openFlow('lk-flow', ['email', 'sms']);
+        // Act
+        const items = [];
+        let cursor: string | undefined;
+        do {
+          const page = await queries.summaries(cursor);
+          items.push(...page.items);
+          cursor = page.cursor;
+        } while (cursor);
+        const rows = await queries.rows();
+        // Assess
+        // The claims' evidence pointers (`ev#<key hash>`) live in the same table.
+        expect(items.map((i) => i.state ?? i.kind).sort()).toEqual([
+          'dispatching',
+          'evidence',
+          'evidence',
+          'flow',
+          'seal',
+          'unknown',
+        ]);
+        expect(items.find((i) => i.state === 'unknown')).toEqual({
+          state: 'unknown',
+          kind: 'delivery',
+          createdAt: waiting.createdAt,
+          attnAt: waiting.attnAt,
+        });
+        expect(rows.map((r) => r.pk).sort()).toEqual([accepted.pk, waiting.pk].sort());
+        expect(rows.find((r) => r.pk === waiting.pk)).toEqual(waiting);
       });
     });
 

@@ -101,7 +101,7 @@ describe('evidence that arrives before the row is unknown', () => {
       h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
     ).rejects.toThrow('crashed at after_provider');
     const sent = sim.requests().find((r) => r.outcome === 'accepted')!;
-    const dispatching = (await h.ledger.findByEvent('early-crash'))[0]!;
+    const dispatching = (await h.queries.findByEvent('early-crash'))[0]!;
     const early = await recorder.record(
       evidenceOf(sesEvent(dispatching.idempotencyKey, 'Delivery', 'ses-e1')),
     );
@@ -151,7 +151,7 @@ describe('evidence that arrives before the row is unknown', () => {
     await expect(
       h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
     ).rejects.toThrow();
-    const dispatching = (await h.ledger.findByEvent('early-reconcile'))[0]!;
+    const dispatching = (await h.queries.findByEvent('early-reconcile'))[0]!;
     await recorder.record(permanentBounce(dispatching.idempotencyKey, 'ses-e3'));
     clock.advance(3 * 3600_000);
     const reconciler = new Reconciler({
