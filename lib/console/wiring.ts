@@ -1,6 +1,7 @@
 import { sqsClient } from '../aws/clients.js';
 import type { Config } from '../config.js';
 import { systemClock } from '../domain/clock.js';
+import { ConfigurationError } from '../domain/errors.js';
 import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { SqsIntentPublisher } from '../reconcile/SqsIntentPublisher.js';
@@ -32,7 +33,7 @@ export const consoleCapabilities = (config: Config) => {
     return capabilitiesOf(
       createTransports(config, {
         providerSecrets: async () => {
-          throw new Error('the console holds no provider credentials');
+          throw new ConfigurationError('the console holds no provider credentials');
         },
       }),
     );

@@ -8,7 +8,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { TransitionRefusedError } from '../domain/errors.js';
+import { SendproofError, TransitionRefusedError } from '../domain/errors.js';
 import type { Channel } from '../domain/purposes.js';
 import { ATTENTION_STATES, canTransition, type DeliveryState, INITIAL_STATES } from '../domain/states.js';
 import {
@@ -98,7 +98,12 @@ export class DynamoLedger implements Ledger {
       if (error instanceof ConditionalCheckFailedException) {
         const existing = oldItemOf(error) as DeliveryRecord | undefined;
         // The item existed when the condition was evaluated, so it is returned with the failure.
-        if (!existing) throw new Error(`claim conflict on ${record.pk} returned no existing row`);
+        if (!existing)
+          throw new SendproofError(
+            'retryable',
+            'claim_conflict_unread',
+            `claim conflict on ${record.pk} returned no existing row`,
+          );
         // A refused conditional write still consumes one write unit (items here are under 1 KB).
         return { kind: 'conflict', existing, consumedWriteUnits: 1 + pointerUnits };
       }
@@ -452,7 +457,12 @@ export class DynamoLedger implements Ledger {
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         const existing = oldItemOf(error) as (FallbackFlow & { kind: string }) | undefined;
-        if (!existing) throw new Error(`fallback flow ${logicalKey} conflict returned no item`);
+        if (!existing)
+          throw new SendproofError(
+            'retryable',
+            'flow_conflict_unread',
+            `fallback flow ${logicalKey} conflict returned no item`,
+          );
         return {
           pk: existing.pk,
           order: existing.order,

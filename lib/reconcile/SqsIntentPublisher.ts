@@ -1,4 +1,5 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendproofError } from '../domain/errors.js';
 import type { IntentPublisher } from './OperatorDecisions.js';
 
 /** Publishes an intent to the intake queue (the client comes from lib/aws/clients.ts). */
@@ -12,7 +13,12 @@ export class SqsIntentPublisher implements IntentPublisher {
     const out = await this.client.send(
       new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body }),
     );
-    if (!out.MessageId) throw new Error('the queue accepted the intent without a message id');
+    if (!out.MessageId)
+      throw new SendproofError(
+        'ambiguous',
+        'publish_unconfirmed',
+        'the queue accepted the intent without a message id',
+      );
     return { messageId: out.MessageId };
   }
 }

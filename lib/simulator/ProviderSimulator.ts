@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../domain/clock.js';
+import { SendproofError } from '../domain/errors.js';
 import {
   type ActiveFault,
   type FaultSpec,
@@ -569,7 +570,8 @@ export const startProviderSimulator = async (
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.address();
-  if (!address || typeof address !== 'object') throw new Error('provider simulator has no address');
+  if (!address || typeof address !== 'object')
+    throw new SendproofError('permanent', 'no_address', 'provider simulator has no address');
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {
