@@ -20,7 +20,7 @@ import type {
   SuppressionList,
   TransitionRequest,
 } from '../ledger/port.js';
-import { METRIC } from '../observability.js';
+import { type Logger, METRIC, type MetricsSink } from '../observability.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
 import type { OutboundMessage, SendResult, Transport } from '../transports/port.js';
@@ -51,15 +51,9 @@ export type EdgeProbe = (
   context: { dedupeKey: string; channel: Channel; state?: DeliveryState },
 ) => void | Promise<void>;
 
-export interface DispatchLogger {
-  info(message: string, ...extra: Array<Record<string, unknown>>): void;
-  warn(message: string, ...extra: Array<Record<string, unknown>>): void;
-  error(message: string, ...extra: Array<Record<string, unknown>>): void;
-}
-
-export interface MetricsSink {
-  count(name: string, value?: number): void;
-}
+/** The observability ports live once, in lib/observability.ts. */
+export type DispatchLogger = Logger;
+export type { MetricsSink };
 
 export interface DispatcherDeps {
   ledger: Ledger;
