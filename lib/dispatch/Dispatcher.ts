@@ -20,6 +20,7 @@ import type {
   SuppressionList,
   TransitionRequest,
 } from '../ledger/port.js';
+import { boundWhy } from '../ledger/why.js';
 import { type Logger, METRIC, type MetricsSink } from '../observability.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
@@ -160,7 +161,6 @@ const GATE_METRIC = {
   suppressed: METRIC.suppressed,
   blocked: METRIC.blocked,
 } as const;
-const MAX_WHY = 120;
 /** The longest visibility SQS allows. */
 const MAX_VISIBILITY_MS = 12 * 3600 * 1000;
 
@@ -976,7 +976,7 @@ export class Dispatcher {
 
   /**
    * One conditioned transition; a refusal means another worker owns the row now. `why` is a short
-   * machine-readable phrase and is bounded here, once, so no caller can bloat the 1 KB row.
+   * machine-readable phrase, bounded by the one rule (lib/ledger/why.ts).
    */
   private async move(
     row: DeliveryRecord,
@@ -990,7 +990,7 @@ export class Dispatcher {
       to,
       expectedVersion: row.version,
       by: this.deps.workerId,
-      why: why.slice(0, MAX_WHY),
+      why: boundWhy(why),
       set,
       now: this.deps.clock.now(),
     });

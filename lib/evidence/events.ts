@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundWhy } from '../ledger/why.js';
 import { KEY_TAG } from '../transports/labels.js';
 import { type EvidenceFact, settlesTo } from './facts.js';
 
@@ -42,7 +43,7 @@ export const timeOf = (value: unknown): number | undefined => {
 /** Builds an Evidence with its outcome derived from the fact, so the two can never disagree. */
 export const evidence = (e: Omit<Evidence, 'outcome'>): ParsedEvent => ({
   kind: 'evidence',
-  evidence: { ...e, outcome: settlesTo(e.fact), why: e.why.slice(0, 120) },
+  evidence: { ...e, outcome: settlesTo(e.fact), why: boundWhy(e.why) },
 });
 
 // --- SES v2 configuration-set events (EventBridge `detail`, or an SNS message) -----------------------

@@ -6,6 +6,7 @@ import { replayWindowOpen } from '../domain/replay.js';
 import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
 import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger, TransitionRequest } from '../ledger/port.js';
+import { boundWhy } from '../ledger/why.js';
 import { type Logger, METRIC, type MetricsSink } from '../observability.js';
 import type { LookupResult, Transport } from '../transports/port.js';
 import { continueFallback } from './fallback.js';
@@ -279,7 +280,7 @@ export class Reconciler {
       to,
       expectedVersion: row.version,
       by: this.by,
-      why: why.slice(0, 120),
+      why: boundWhy(why),
       set: { ...set, ttl: retentionTtl(policy, now) },
       now,
     });
@@ -309,7 +310,7 @@ export class Reconciler {
       to: 'quarantined',
       expectedVersion: row.version,
       by: this.by,
-      why: why.slice(0, 120),
+      why: boundWhy(why),
       now,
     });
     if (result.kind !== 'ok') return this.raced(row, result.current);
