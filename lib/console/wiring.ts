@@ -1,10 +1,10 @@
 import { sqsClient } from '../aws/clients.js';
+import { SqsIntentPublisher } from '../aws/SqsIntentPublisher.js';
 import type { Config } from '../config.js';
 import { systemClock } from '../domain/clock.js';
 import { ConfigurationError } from '../domain/errors.js';
 import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
-import { SqsIntentPublisher } from '../reconcile/SqsIntentPublisher.js';
 import { createTransports } from '../transports/index.js';
 import { documentClientFor, ledgerFor, purposesFor } from '../wiring.js';
 import { capabilitiesOf, dynamoLedgerStats, dynamoSuppressions, sqsQueueDepth } from './adapters.js';

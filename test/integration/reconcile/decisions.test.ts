@@ -2,12 +2,12 @@ import { CreateQueueCommand, ReceiveMessageCommand, type SQSClient } from '@aws-
 import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
+import { SqsIntentPublisher } from '../../../lib/aws/SqsIntentPublisher.js';
 import { ManualClock } from '../../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { freePort } from '../../../lib/local/ports.js';
 import { OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
-import { SqsIntentPublisher } from '../../../lib/reconcile/SqsIntentPublisher.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,

@@ -1,8 +1,8 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { SendproofError } from '../domain/errors.js';
-import type { IntentPublisher } from './OperatorDecisions.js';
+import type { IntentPublisher } from '../reconcile/OperatorDecisions.js';
 
-/** Publishes an intent to the intake queue (the client comes from lib/aws/clients.ts). */
+/** The SQS adapter of the intent publisher port: publishes an intent to the intake queue (the client comes from lib/aws/clients.ts). */
 export class SqsIntentPublisher implements IntentPublisher {
   constructor(
     private readonly client: SQSClient,
