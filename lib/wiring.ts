@@ -12,7 +12,7 @@ import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 
 /**
  * The small pieces every entry and the CLI build from config, each built one way only. Kept apart from
- * lib/runtime.ts (the dispatcher's full set) so the reconcile and evidence functions load only these.
+ * lib/dispatchRuntime.ts (the dispatcher's full set) so the reconcile and evidence functions load only these.
  */
 export const documentClientFor = (config: Config): DynamoDBDocumentClient =>
   dynamoDocumentClient({
