@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { buildClaimRecord } from '../../lib/dispatch/claimRecord.js';
-import { ManualClock } from '../../lib/domain/clock.js';
 import { contentHash } from '../../lib/domain/content.js';
 import { TransitionRefusedError } from '../../lib/domain/errors.js';
 import { type IntentInput, parseIntent } from '../../lib/domain/intent.js';
@@ -11,6 +10,7 @@ import { expireDispatchingLease } from '../../lib/ledger/leases.js';
 import type { OperatorQueries } from '../../lib/ledger/operatorQueries.js';
 import type { DeliveryRecord, Ledger, SealedIntent } from '../../lib/ledger/port.js';
 import { resetIntent } from '../support/fixtures.js';
+import { ManualClock } from '../support/manualClock.js';
 
 /** Builds a fresh, empty ledger (its own table) for one case, with the operator queries over the same table. */
 export type LedgerFactory = (options: {

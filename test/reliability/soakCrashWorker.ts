@@ -12,9 +12,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { type DispatchEdge, Dispatcher } from '../../lib/dispatch/Dispatcher.js';
+import { createRuntime } from '../../lib/dispatchRuntime.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { SERVICE_NAME } from '../../lib/observability.js';
-import { createRuntime } from '../../lib/dispatchRuntime.js';
 
 export interface SoakCrashInput {
   crashes: Array<{ body: string; dedupeKey: string; edge: DispatchEdge }>;

@@ -3,7 +3,6 @@ import { dynamoLedgerStats, dynamoSuppressions, memoryAuditLog } from '../../../
 import { jwtClaimsAuthenticator, newToken, staticTokenAuthenticator } from '../../../lib/console/auth.js';
 import { type ConsoleDeps, createConsoleHandler } from '../../../lib/console/ConsoleApi.js';
 import { type ConsoleRequest, fromApiGatewayEvent } from '../../../lib/console/http.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../../lib/ledger/DynamoSuppressionList.js';
@@ -11,6 +10,7 @@ import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
 import { seedRow } from '../../support/consoleSeed.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 // API contract for both roles, without a browser: the real handler on DynamoDB Local (global setup).
 const clock = new ManualClock(Date.parse('2026-11-30T12:00:00Z'));

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
@@ -14,6 +13,7 @@ import {
   withoutKeyEnforcement,
 } from '../../support/dispatchHarness.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1. The gate
 // decisions that need neither (redelivery, content mismatch, expiry, suppression, checksums, revisions,

@@ -3,7 +3,6 @@ import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
 import { SqsIntentPublisher } from '../../../lib/aws/SqsIntentPublisher.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { freePort } from '../../../lib/local/ports.js';
@@ -20,6 +19,7 @@ import {
   withoutKeyEnforcement,
 } from '../../support/dispatchHarness.js';
 import { healthReportIntent, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly, reconcilerFor } from './support.js';
 
 // Real servers: DynamoDB Local (global setup), the provider simulator and fauxqs (SQS), all on 127.0.0.1.

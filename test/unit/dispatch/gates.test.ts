@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { pdfAttachment } from '../../support/dispatchHarness.js';
 import { healthReportIntent, MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { createMemoryHarness } from '../../support/memoryHarness.js';
 
 // Decisions only: the in-memory ledger (same contract as DynamoDB Local) and recording transports, no

@@ -1,12 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { MemoryLedger } from '../../../lib/ledger/MemoryLedger.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { DecisionRefusedError, OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 // Decisions only, on the in-memory ledger (same contract as DynamoDB Local). Resends, the fallback
 // advance and the publish path stay in test/integration/reconcile/decisions.test.ts.
