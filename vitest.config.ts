@@ -2,9 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One DynamoDB Local for the whole run; each test file creates its own tables.
-    globalSetup: ['test/support/globalSetup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -17,5 +14,23 @@ export default defineConfig({
       CDK_DISABLE_CLI_TELEMETRY: 'true',
       POWERTOOLS_DEV: 'false',
     },
+    projects: [
+      {
+        // Unit tests start no server: no global setup, so `npx vitest run test/unit` needs no Java.
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+      },
+      {
+        // One DynamoDB Local for the run of these files only (vitest runs a project's global setup only
+        // when one of its files is queued); each test file creates its own tables.
+        extends: true,
+        test: {
+          name: 'servers',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/unit/**'],
+          globalSetup: ['test/support/globalSetup.ts'],
+        },
+      },
+    ],
   },
 });

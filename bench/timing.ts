@@ -61,9 +61,7 @@ export class TimedLedger implements Ledger {
       this.inner.findWaitingByIdempotencyKey(idempotencyKey, states),
     );
   }
-  findByEvent(eventId: string) {
-    return timed(this.sink, `event#${eventId}`, () => this.inner.findByEvent(eventId));
-  }
+
   openFlow(logicalKey: string, order: Channel[]) {
     return timed(this.sink, `flow#${logicalKey}`, () => this.inner.openFlow(logicalKey, order));
   }

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type Config, ConfigSchema, ENV, loadConfig } from '../lib/config.js';
-import type { DynamoLedger } from '../lib/ledger/DynamoLedger.js';
+import type { OperatorQueries } from '../lib/ledger/operatorQueries.js';
+import type { Ledger } from '../lib/ledger/port.js';
 import { type LocalState, stateFilePath } from '../lib/local/LocalStack.js';
-import { documentClientFor, ledgerFor as ledgerFromConfig } from '../lib/wiring.js';
+import { documentClientFor, ledgerFor as ledgerFromConfig, operatorQueriesFor } from '../lib/wiring.js';
 
 /**
  * Where the CLI finds the ledger, the queue and the archive: explicit options first (for AWS: `--table`,
@@ -86,7 +87,6 @@ export const targetConfig = (target: Target): Config =>
         ...(target.endpointDynamoDb ? { [ENV.endpointDynamoDb]: target.endpointDynamoDb } : {}),
       });
 
-/** The target and its ledger, built the one way lib/wiring.ts builds it. */
 export const requireTable = (target: Target): string => {
   if (!target.ledgerTable)
     throw new Error(
@@ -95,13 +95,20 @@ export const requireTable = (target: Target): string => {
   return target.ledgerTable;
 };
 
+/** The target, its ledger and the operator queries (ports only), built the one way lib/wiring.ts builds them. */
 export const ledgerFor = (
   options: TargetOptions,
-): { target: Target; ledger: DynamoLedger; config: Config } => {
+): { target: Target; ledger: Ledger; queries: OperatorQueries; config: Config } => {
   const target = resolveTarget(options);
   requireTable(target);
   const config = targetConfig(target);
-  return { target, config, ledger: ledgerFromConfig(config, documentClientFor(config)) };
+  const doc = documentClientFor(config);
+  return {
+    target,
+    config,
+    ledger: ledgerFromConfig(config, doc),
+    queries: operatorQueriesFor(config, doc),
+  };
 };
 
 /**

@@ -125,7 +125,7 @@ export const ConfigSchema = z.object({
       if (!raw) return [] as unknown[];
       try {
         const value = JSON.parse(raw) as unknown;
-        if (!Array.isArray(value)) throw new Error('not an array');
+        if (!Array.isArray(value)) throw new ConfigurationError('SENDPROOF_PURPOSES is not a JSON array');
         return value as unknown[];
       } catch {
         ctx.addIssue({ code: 'custom', message: 'must be a JSON array of purpose policies' });

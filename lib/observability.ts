@@ -41,3 +41,22 @@ export const METRIC = {
   /** Archiver. */
   transitionsArchived: 'TransitionsArchived',
 } as const;
+
+/**
+ * The one logging port of lib/: the function entries adapt it to Powertools Logger, tests capture it.
+ * `extra` holds identifiers and enums only, never an address, a body or a secret.
+ */
+export interface Logger {
+  info(message: string, ...extra: Array<Record<string, unknown>>): void;
+  warn(message: string, ...extra: Array<Record<string, unknown>>): void;
+  error(message: string, ...extra: Array<Record<string, unknown>>): void;
+}
+
+/**
+ * The one metrics port of lib/: the function entries adapt it to Powertools Metrics (lib never imports
+ * Powertools). `dimensions` are small enums (strategy, reason), never keys or identities.
+ */
+export interface MetricsSink {
+  count(name: string, value?: number, dimensions?: Readonly<Record<string, string>>): void;
+  gauge?(name: string, value: number): void;
+}

@@ -7,11 +7,12 @@ import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';
 import { PullEvidence, restEventFeed } from './evidence/PullEvidence.js';
 import { DynamoLedger } from './ledger/DynamoLedger.js';
+import { DynamoOperatorQueries } from './ledger/DynamoOperatorQueries.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 
 /**
  * The small pieces every entry and the CLI build from config, each built one way only. Kept apart from
- * lib/runtime.ts (the dispatcher's full set) so the reconcile and evidence functions load only these.
+ * lib/dispatchRuntime.ts (the dispatcher's full set) so the reconcile and evidence functions load only these.
  */
 export const documentClientFor = (config: Config): DynamoDBDocumentClient =>
   dynamoDocumentClient({
@@ -23,6 +24,10 @@ export const ledgerFor = (config: Config, documentClient = documentClientFor(con
   new DynamoLedger(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable, {
     attentionShards: config.attentionShards,
   });
+
+/** Operator scans of the ledger table (CLI only: the functions' role may not Scan). */
+export const operatorQueriesFor = (config: Config, documentClient = documentClientFor(config)) =>
+  new DynamoOperatorQueries(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable);
 
 export const purposesFor = (config: Config): PurposeRegistry =>
   PurposeRegistry.withOverrides(config.purposes);

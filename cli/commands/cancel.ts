@@ -71,7 +71,7 @@ export const register = (program: Command): void => {
       .option('--wait-seconds <n>', 'how long to wait for a row already dispatching to finish', '10')
       .option('--json', 'machine-readable output'),
   ).action(async (eventId: string, options: CancelOptions) => {
-    const { ledger, config } = ledgerFor(options);
+    const { ledger, queries, config } = ledgerFor(options);
     let transports: ReturnType<typeof transportsFor> | undefined;
     try {
       transports = transportsFor(config);
@@ -81,7 +81,13 @@ export const register = (program: Command): void => {
     }
     try {
       const report = await cancelNotifications(
-        { ledger, purposes: purposesFor(config), clock: systemClock, ...(transports ? { transports } : {}) },
+        {
+          ledger,
+          queries,
+          purposes: purposesFor(config),
+          clock: systemClock,
+          ...(transports ? { transports } : {}),
+        },
         {
           tenant: options.tenant,
           eventId,

@@ -8,24 +8,19 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
 import { sqsClient } from '../../lib/aws/clients.js';
+import { safeHints } from '../../lib/dispatch/sideRows.js';
 import { output, resolveTarget, type TargetOptions, withTargetOptions } from '../localState.js';
 
 /**
  * The DLQ holds intents that kept failing (maxReceiveCount) — typically fallback intents parked behind an
  * unknown outcome, or messages whose processing threw. `list` shows what is there without printing
- * bodies (they may carry secrets): ids, receive counts, sizes, body hashes and the intent's identifiers.
+ * bodies (they may carry secrets): ids, receive counts, sizes, body hashes and the intent's identifiers
+ * that pass `safeHints` (an eventId or purpose that could be an address is left out).
  */
-const summarise = (m: Message) => {
+export const summarise = (m: Message) => {
   const body = m.Body ?? '';
-  let eventId: string | undefined;
-  let purpose: string | undefined;
-  try {
-    const parsed = JSON.parse(body) as { eventId?: unknown; purpose?: unknown };
-    if (typeof parsed.eventId === 'string') eventId = parsed.eventId;
-    if (typeof parsed.purpose === 'string') purpose = parsed.purpose;
-  } catch {
-    // not JSON: only the hash and size identify it
-  }
+  // The one filter the dispatcher uses for invalid rows: only well-formed ids that cannot be an address.
+  const { tenant, purpose, eventId } = safeHints(body);
   return {
     messageId: m.MessageId,
     receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 0),
@@ -34,6 +29,7 @@ const summarise = (m: Message) => {
       : undefined,
     bytes: Buffer.byteLength(body),
     bodySha256: createHash('sha256').update(body).digest('hex'),
+    tenant,
     eventId,
     purpose,
   };

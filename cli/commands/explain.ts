@@ -41,8 +41,9 @@ export const register = (program: Command): void => {
       .option('--to <day>', 'last archive day searched, YYYY-MM-DD (default: tomorrow, UTC)')
       .option('--json', 'machine-readable output'),
   ).action(async (keyOrEvent: string, options: ExplainOptions) => {
-    const { ledger, target } = ledgerFor(options);
-    const rows = await findRows(ledger, keyOrEvent);
+    const ports = ledgerFor(options);
+    const { target } = ports;
+    const rows = await findRows(ports, keyOrEvent);
     const archiveDir = options.archiveDir ?? target.archiveDir;
     let archived: Array<Record<string, unknown>> = [];
     if (archiveDir) {

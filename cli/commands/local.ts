@@ -1,10 +1,10 @@
-import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
 import { dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
 import { s3Client } from '../../lib/aws/storageClients.js';
 import { type LocalConsole, startLocalConsole } from '../../lib/console/local.js';
 import { isTerminal } from '../../lib/domain/states.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
+import { DynamoOperatorQueries } from '../../lib/ledger/DynamoOperatorQueries.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
 import { prepareDemo, REFUNDED_EVENT } from '../../lib/local/demo.js';
 import { type LocalEndpoints, type RunningLocalStack, startLocalStack } from '../../lib/local/LocalStack.js';
@@ -15,10 +15,8 @@ import { describeReport } from './cancel.js';
 
 /** The demo's refund: once the scheduled receipt's rows exist, it is cancelled as `sendproof cancel` would. */
 const refundDemo = async (stack: RunningLocalStack, dedupeKeys: string[], print: (line: string) => void) => {
-  const ledger = new DynamoLedger(
-    dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb }),
-    stack.state.ledgerTable,
-  );
+  const doc = dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb });
+  const ledger = new DynamoLedger(doc, stack.state.ledgerTable);
   const started = Date.now();
   while (Date.now() - started < 15_000) {
     const rows = await Promise.all(dedupeKeys.map((k) => ledger.get(k)));
@@ -28,6 +26,7 @@ const refundDemo = async (stack: RunningLocalStack, dedupeKeys: string[], print:
   const report = await cancelNotifications(
     { ledger },
     {
+      dedupeKeys,
       tenant: 'acme-games',
       eventId: REFUNDED_EVENT,
       reason: 'payment refunded (demo RF-306)',
@@ -51,14 +50,6 @@ const endpointsOf = (s: LocalEndpoints): LocalEndpoints => ({
   archiveDir: s.archiveDir,
   ...(s.webhook ? { webhook: s.webhook } : {}),
 });
-
-const rowsOf = async (
-  stack: RunningLocalStack,
-  client: DynamoDBDocumentClient,
-): Promise<DeliveryRecord[]> => {
-  const out = await client.send(new ScanCommand({ TableName: stack.state.ledgerTable }));
-  return ((out.Items ?? []) as DeliveryRecord[]).filter((r) => r.state !== undefined);
-};
 
 /** An accepted SES email is settled for the demo once an event after `Send` (delivery, bounce) is on it. */
 const settled = (row: DeliveryRecord, emailTransport: string) =>
@@ -85,13 +76,16 @@ export const timelineOf = (row: DeliveryRecord): string => {
 /** Prints counts by state every second until every row is final (or 90 s pass). */
 const watch = async (stack: RunningLocalStack, print: (line: string) => void): Promise<DeliveryRecord[]> => {
   const started = Date.now();
-  const client = dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb });
+  const queries = new DynamoOperatorQueries(
+    dynamoDocumentClient({ region: stack.state.region, endpoint: stack.state.dynamodb }),
+    stack.state.ledgerTable,
+  );
   let rows: DeliveryRecord[] = [];
   let last = '';
   let quiet = 0;
   while (Date.now() - started < 90_000) {
     await new Promise((r) => setTimeout(r, 1000));
-    rows = await rowsOf(stack, client);
+    rows = await queries.rows();
     const counts = new Map<string, number>();
     for (const row of rows) counts.set(row.state, (counts.get(row.state) ?? 0) + 1);
     const line = [...counts.entries()].map(([s, n]) => `${s} ${n}`).join(' · ');

@@ -1,12 +1,12 @@
 import { type Command, Option } from 'commander';
 import { sqsClient } from '../../lib/aws/clients.js';
+import { SqsIntentPublisher } from '../../lib/aws/SqsIntentPublisher.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import {
   DecisionRefusedError,
   OperatorDecisions,
   type Outcome,
 } from '../../lib/reconcile/OperatorDecisions.js';
-import { SqsIntentPublisher } from '../../lib/reconcile/SqsIntentPublisher.js';
 import { purposesFor } from '../../lib/wiring.js';
 import { ledgerFor, output, readJsonFile, type TargetOptions, withTargetOptions } from '../localState.js';
 

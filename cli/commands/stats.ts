@@ -1,9 +1,7 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
-import { dynamoDocumentClient } from '../../lib/aws/clients.js';
 import { NON_TERMINAL_STATES } from '../../lib/domain/states.js';
-import type { DeliveryRecord } from '../../lib/ledger/port.js';
-import { output, requireTable, resolveTarget, type TargetOptions, withTargetOptions } from '../localState.js';
+import type { OperatorQueries } from '../../lib/ledger/operatorQueries.js';
+import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 
 export interface LedgerStats {
   rows: number;
@@ -19,18 +17,16 @@ export interface LedgerStats {
  * progress goes to stderr). Attention ages come from `attnAt`, the time a row entered its state.
  */
 export const ledgerStats = async (
-  scan: (
-    startKey?: Record<string, unknown>,
-  ) => Promise<{ items: Partial<DeliveryRecord>[]; next?: Record<string, unknown> }>,
+  queries: Pick<OperatorQueries, 'summaries'>,
   now: number,
   onPage?: (rows: number) => void,
 ): Promise<LedgerStats> => {
   const stats: LedgerStats = { rows: 0, byState: {}, oldestWaitingSeconds: {}, sealed: 0 };
-  let startKey: Record<string, unknown> | undefined;
+  let cursor: string | undefined;
   do {
-    const page = await scan(startKey);
+    const page = await queries.summaries(cursor);
     for (const row of page.items) {
-      if ((row as { kind?: string }).kind === 'seal') stats.sealed += 1;
+      if (row.kind === 'seal') stats.sealed += 1;
       if (!row.state) continue; // fallback-flow pointers and seals have no state
       stats.rows += 1;
       stats.byState[row.state] = (stats.byState[row.state] ?? 0) + 1;
@@ -41,8 +37,8 @@ export const ledgerStats = async (
       }
     }
     onPage?.(stats.rows);
-    startKey = page.next;
-  } while (startKey);
+    cursor = page.cursor;
+  } while (cursor);
   return stats;
 };
 
@@ -55,29 +51,9 @@ export const register = (program: Command): void => {
       )
       .option('--json', 'machine-readable output'),
   ).action(async (options: TargetOptions & { json?: boolean }) => {
-    const target = resolveTarget(options);
-    const table = requireTable(target);
-    const client = dynamoDocumentClient({
-      region: target.region,
-      ...(target.endpointDynamoDb ? { endpoint: target.endpointDynamoDb } : {}),
-    });
-    const stats = await ledgerStats(
-      async (startKey) => {
-        const out = await client.send(
-          new ScanCommand({
-            TableName: table,
-            ProjectionExpression: '#s, attnAt, createdAt, #k',
-            ExpressionAttributeNames: { '#s': 'state', '#k': 'kind' },
-            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-          }),
-        );
-        return {
-          items: (out.Items ?? []) as Partial<DeliveryRecord>[],
-          ...(out.LastEvaluatedKey ? { next: out.LastEvaluatedKey } : {}),
-        };
-      },
-      Date.now(),
-      (rows) => process.stderr.write(`scanned ${rows} rows\r`),
+    const { queries } = ledgerFor(options);
+    const stats = await ledgerStats(queries, Date.now(), (rows) =>
+      process.stderr.write(`scanned ${rows} rows\r`),
     );
     output(options.json, stats, () =>
       [

@@ -1,15 +1,19 @@
 import type { Command } from 'commander';
-import type { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
-import type { DeliveryRecord } from '../../lib/ledger/port.js';
+import type { OperatorQueries } from '../../lib/ledger/operatorQueries.js';
+import type { DeliveryRecord, Ledger } from '../../lib/ledger/port.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 
 /** A readable key has at least five `:`-separated parts; anything else is taken as an event id. */
-export const findRows = async (ledger: DynamoLedger, keyOrEvent: string): Promise<DeliveryRecord[]> => {
+export const findRows = async (
+  ports: { ledger: Pick<Ledger, 'get'>; queries: Pick<OperatorQueries, 'findByEvent'> },
+  keyOrEvent: string,
+): Promise<DeliveryRecord[]> => {
+  const { ledger, queries } = ports;
   if (keyOrEvent.split(':').length >= 5 || keyOrEvent.startsWith('invalid#')) {
     const row = await ledger.get(keyOrEvent);
     return row ? [row] : [];
   }
-  return ledger.findByEvent(keyOrEvent);
+  return queries.findByEvent(keyOrEvent);
 };
 
 const iso = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString());
@@ -46,8 +50,7 @@ export const register = (program: Command): void => {
       )
       .option('--json', 'machine-readable output'),
   ).action(async (keyOrEvent: string, options: TargetOptions & { json?: boolean }) => {
-    const { ledger } = ledgerFor(options);
-    const rows = await findRows(ledger, keyOrEvent);
+    const rows = await findRows(ledgerFor(options), keyOrEvent);
     if (rows.length === 0) {
       process.stderr.write(`sendproof: no ledger row for ${keyOrEvent}\n`);
       process.exitCode = 2;

@@ -9,7 +9,7 @@ import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
 import { visibilityChanger } from '../../lib/dispatch/visibility.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { admissionFor, createRuntime } from '../../lib/runtime.js';
+import { admissionFor, createRuntime } from '../../lib/dispatchRuntime.js';
 import { evidenceRecorderFor } from '../../lib/wiring.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.

@@ -2,12 +2,12 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { sqsClient } from '../../lib/aws/clients.js';
+import { SqsIntentPublisher } from '../../lib/aws/SqsIntentPublisher.js';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconciler.js';
 import { DynamoRunCursor } from '../../lib/reconcile/RunCursor.js';
-import { SqsIntentPublisher } from '../../lib/reconcile/SqsIntentPublisher.js';
 import { Sweeper } from '../../lib/reconcile/Sweeper.js';
 import { transportsFor } from '../../lib/transports/configured.js';
 import {

@@ -8,6 +8,7 @@ import {
   type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { ConfigurationError } from '../domain/errors.js';
 import type { ArchiveLogger } from './archiver.js';
 
 export type StreamBatchHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined>;
@@ -131,7 +132,7 @@ export class LocalStreamPoller {
   static async streamArnOf(dynamo: DynamoDBClient, tableName: string): Promise<string> {
     const out = await dynamo.send(new DescribeTableCommand({ TableName: tableName }));
     const arn = out.Table?.LatestStreamArn;
-    if (!arn) throw new Error(`table ${tableName} has no stream`);
+    if (!arn) throw new ConfigurationError(`table ${tableName} has no stream`);
     return arn;
   }
 

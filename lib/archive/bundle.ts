@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { SendproofError } from '../domain/errors.js';
 import {
   DIGEST_PREFIX,
   type ParsedDigest,
@@ -116,7 +117,11 @@ export const exportBundle = async (options: ExportOptions): Promise<BundleManife
   }
   const { rows, holding } = timelineFrom(candidates, subject);
   if (rows.length === 0)
-    throw new Error(`no archived transition of ${subject} for tenant ${tenant} in ${from}..${to}`);
+    throw new SendproofError(
+      'permanent',
+      'not_archived',
+      `no archived transition of ${subject} for tenant ${tenant} in ${from}..${to}`,
+    );
 
   // The chain segment: from the first digest that lists a bundled object to the last one, contiguous.
   const digests: ParsedDigest[] = [];

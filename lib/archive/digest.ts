@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { type KMSClient, SignCommand } from '@aws-sdk/client-kms';
+import { SendproofError } from '../domain/errors.js';
 import { type Partition, partitionOfKey } from './objectKey.js';
 import { ARCHIVE_PREFIX } from './schema.js';
 import type { ArchiveStore } from './store.js';
@@ -81,7 +82,7 @@ export const kmsSigner = (kms: KMSClient, keyId: string): DigestSigner => ({
         SigningAlgorithm: SIGNATURE_ALGORITHM,
       }),
     );
-    if (!out.Signature) throw new Error('KMS returned no signature');
+    if (!out.Signature) throw new SendproofError('retryable', 'unsigned_digest', 'KMS returned no signature');
     return Buffer.from(out.Signature);
   },
 });
@@ -143,11 +144,12 @@ export interface ParsedDigest {
 export const parseDigest = (key: string, bytes: Buffer): ParsedDigest => {
   const text = bytes.toString('utf8');
   const newline = text.indexOf('\n');
-  if (newline < 0) throw new Error(`${key}: not a digest (no signature line)`);
+  if (newline < 0)
+    throw new SendproofError('permanent', 'digest_format', `${key}: not a digest (no signature line)`);
   const signed = Buffer.from(text.slice(0, newline));
   const payload = JSON.parse(signed.toString('utf8')) as DigestPayload;
   if (payload.digestVersion !== 1 || !Array.isArray(payload.objects))
-    throw new Error(`${key}: not a version 1 digest`);
+    throw new SendproofError('permanent', 'digest_format', `${key}: not a version 1 digest`);
   return { key, bytes, payload, signed, signature: Buffer.from(text.slice(newline + 1).trim(), 'base64') };
 };
 

@@ -1,3 +1,4 @@
+import { SendproofError } from '../domain/errors.js';
 import { ARCHIVE_PARTITION, ARCHIVE_PREFIX, ARCHIVE_TENANT_PARTITION } from './schema.js';
 
 /** `YYYY-MM-DD` (UTC) of an epoch-ms time: the partition a transition belongs to. */
@@ -15,8 +16,9 @@ export interface Partition {
 
 /** `transitions/tenant=<t>/dt=<d>/`: the prefix of one partition (Hive style, as Glue and DuckDB read it). */
 export const partitionPrefix = ({ tenant, date }: Partition): string => {
-  if (!TENANT.test(tenant) || tenant.includes('..')) throw new Error(`not a tenant partition: ${tenant}`);
-  if (!DATE.test(date)) throw new Error(`not a partition date: ${date}`);
+  if (!TENANT.test(tenant) || tenant.includes('..'))
+    throw new SendproofError('permanent', 'archive_key', `not a tenant partition: ${tenant}`);
+  if (!DATE.test(date)) throw new SendproofError('permanent', 'archive_key', `not a partition date: ${date}`);
   return `${ARCHIVE_PREFIX}${ARCHIVE_TENANT_PARTITION.name}=${tenant}/${ARCHIVE_PARTITION.name}=${date}/`;
 };
 
@@ -33,7 +35,8 @@ export const partitionPrefix = ({ tenant, date }: Partition): string => {
  */
 export const batchObjectKey = (partition: Partition, firstSequence: string, lastSequence: string): string => {
   for (const sequence of [firstSequence, lastSequence])
-    if (!SEQUENCE.test(sequence)) throw new Error(`not a stream sequence number: ${sequence}`);
+    if (!SEQUENCE.test(sequence))
+      throw new SendproofError('permanent', 'archive_key', `not a stream sequence number: ${sequence}`);
   return `${partitionPrefix(partition)}${firstSequence.padStart(40, '0')}-${lastSequence.padStart(40, '0')}.jsonl.gz`;
 };
 
@@ -47,7 +50,8 @@ export const backfillObjectKey = (
   endSequence: string,
 ): string => {
   for (const sequence of [startSequence, endSequence])
-    if (!SEQUENCE.test(sequence)) throw new Error(`not a stream sequence number: ${sequence}`);
+    if (!SEQUENCE.test(sequence))
+      throw new SendproofError('permanent', 'archive_key', `not a stream sequence number: ${sequence}`);
   return `${partitionPrefix(partition)}backfill-${startSequence.padStart(40, '0')}-${endSequence.padStart(40, '0')}.jsonl.gz`;
 };
 

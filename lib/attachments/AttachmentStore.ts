@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { SendproofError } from '../domain/errors.js';
+import { ConfigurationError, SendproofError } from '../domain/errors.js';
 
 /** Fetches attachment bytes by immutable reference. The caller verifies the checksum it was given. */
 export interface AttachmentStore {
@@ -10,9 +10,14 @@ export interface AttachmentStore {
 }
 
 export class AttachmentFetchError extends SendproofError {
-  constructor(uri: string, cause: string) {
+  constructor(uri: string, reason: string, options?: ErrorOptions) {
     // The reference is not secret (it is an immutable object location), the body never appears here.
-    super('retryable', 'attachment_unavailable', `attachment ${uri} could not be fetched: ${cause}`);
+    super(
+      'retryable',
+      'attachment_unavailable',
+      `attachment ${uri} could not be fetched: ${reason}`,
+      options,
+    );
   }
 }
 
@@ -41,7 +46,7 @@ export class UriAttachmentStore implements AttachmentStore {
       if (url.protocol === 'file:') return new Uint8Array(await readFile(fileURLToPath(url)));
       if (url.protocol === 's3:') {
         const pending = this.client();
-        if (!pending) throw new Error('no S3 client configured');
+        if (!pending) throw new ConfigurationError('no S3 client configured');
         const [{ GetObjectCommand }, s3] = await Promise.all([import('@aws-sdk/client-s3'), pending]);
         const versionId = url.searchParams.get('versionId');
         const out = await s3.send(
@@ -51,14 +56,16 @@ export class UriAttachmentStore implements AttachmentStore {
             ...(versionId ? { VersionId: versionId } : {}),
           }),
         );
-        if (!out.Body) throw new Error('empty body');
+        if (!out.Body) throw new SendproofError('retryable', 'attachment_empty', 'empty body');
         return await out.Body.transformToByteArray();
       }
       const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      if (!response.ok) throw new SendproofError('retryable', 'attachment_http', `HTTP ${response.status}`);
       return new Uint8Array(await response.arrayBuffer());
     } catch (error) {
-      throw new AttachmentFetchError(uri, error instanceof Error ? error.message : String(error));
+      throw new AttachmentFetchError(uri, error instanceof Error ? error.message : String(error), {
+        cause: error,
+      });
     }
   }
 }

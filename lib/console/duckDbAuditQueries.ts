@@ -1,5 +1,6 @@
 import { DuckDbAudit } from '../archive/DuckDbAudit.js';
 import { loadNamedQueries, type NamedQuery } from '../archive/namedQueries.js';
+import { ConfigurationError } from '../domain/errors.js';
 import type { AuditQueries } from './ports.js';
 
 // Local only (DuckDB is a native module): the Lambda bundle never imports this file.
@@ -11,7 +12,7 @@ export const duckDbAuditQueries = (
   list: () => queries,
   async run(name, args) {
     const query = queries.find((q) => q.name === name);
-    if (!query) throw new Error(`no named query ${name}`);
+    if (!query) throw new ConfigurationError(`no named query ${name}`);
     const audit = await DuckDbAudit.open(archiveDir);
     try {
       return await audit.runNamed(query, args);

@@ -1,12 +1,13 @@
 import { sqsClient } from '../aws/clients.js';
+import { SqsIntentPublisher } from '../aws/SqsIntentPublisher.js';
 import type { Config } from '../config.js';
 import { systemClock } from '../domain/clock.js';
+import { ConfigurationError } from '../domain/errors.js';
 import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
 import { cancelNotifications } from '../publish/cancelNotifications.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
-import { SqsIntentPublisher } from '../reconcile/SqsIntentPublisher.js';
 import { createTransports } from '../transports/index.js';
-import { documentClientFor, ledgerFor, purposesFor } from '../wiring.js';
+import { documentClientFor, ledgerFor, operatorQueriesFor, purposesFor } from '../wiring.js';
 import { capabilitiesOf, dynamoLedgerStats, dynamoSuppressions, sqsQueueDepth } from './adapters.js';
 import type { Authenticator } from './auth.js';
 import {
@@ -40,7 +41,7 @@ export const consoleCapabilities = (config: Config) => {
     return capabilitiesOf(
       createTransports(config, {
         providerSecrets: async () => {
-          throw new Error('the console holds no provider credentials');
+          throw new ConfigurationError('the console holds no provider credentials');
         },
       }),
     );
@@ -86,7 +87,10 @@ export const consoleHandlerFor = (
     // No transports: the console holds no provider credentials (a provider-held message is reported
     // cancel_unconfirmed; the CLI, run where the credentials are, calls the provider's cancel route).
     cancel: (request) =>
-      cancelNotifications({ ledger, purposes: purposesFor(config), clock: systemClock }, request),
+      cancelNotifications(
+        { ledger, queries: operatorQueriesFor(config, doc), purposes: purposesFor(config), clock: systemClock },
+        request,
+      ),
     ...(sqs && config.dlqUrl ? { dlqDepth: sqsQueueDepth(sqs, config.dlqUrl) } : {}),
     ...(wiring.staticFiles ? { staticFiles: wiring.staticFiles } : {}),
     ...(wiring.allowedOrigin ? { allowedOrigin: wiring.allowedOrigin } : {}),

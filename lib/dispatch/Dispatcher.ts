@@ -22,7 +22,8 @@ import type {
   SuppressionList,
   TransitionRequest,
 } from '../ledger/port.js';
-import { METRIC } from '../observability.js';
+import { boundWhy } from '../ledger/why.js';
+import { type Logger, METRIC, type MetricsSink } from '../observability.js';
 import type { Admission, AdmissionVerdict } from '../rate/Admission.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { RenderedMessage, TemplateRenderer } from '../templates/port.js';
@@ -59,15 +60,9 @@ export type EdgeProbe = (
   context: { dedupeKey: string; channel: Channel; state?: DeliveryState },
 ) => void | Promise<void>;
 
-export interface DispatchLogger {
-  info(message: string, ...extra: Array<Record<string, unknown>>): void;
-  warn(message: string, ...extra: Array<Record<string, unknown>>): void;
-  error(message: string, ...extra: Array<Record<string, unknown>>): void;
-}
-
-export interface MetricsSink {
-  count(name: string, value?: number): void;
-}
+/** The observability ports live once, in lib/observability.ts. */
+export type DispatchLogger = Logger;
+export type { MetricsSink };
 
 export interface DispatcherDeps {
   ledger: Ledger;
@@ -182,7 +177,6 @@ const GATE_METRIC = {
   suppressed: METRIC.suppressed,
   blocked: METRIC.blocked,
 } as const;
-const MAX_WHY = 120;
 /** The longest visibility SQS allows. */
 const MAX_VISIBILITY_MS = 12 * 3600 * 1000;
 
@@ -1146,7 +1140,7 @@ export class Dispatcher {
 
   /**
    * One conditioned transition; a refusal means another worker owns the row now. `why` is a short
-   * machine-readable phrase and is bounded here, once, so no caller can bloat the 1 KB row.
+   * machine-readable phrase, bounded by the one rule (lib/ledger/why.ts).
    */
   private async move(
     row: DeliveryRecord,
@@ -1160,7 +1154,7 @@ export class Dispatcher {
       to,
       expectedVersion: row.version,
       by: this.deps.workerId,
-      why: why.slice(0, MAX_WHY),
+      why: boundWhy(why),
       set,
       now: this.deps.clock.now(),
     });

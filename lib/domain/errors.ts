@@ -7,8 +7,9 @@ export type ErrorKind = 'permanent' | 'retryable' | 'ambiguous';
 export class SendproofError extends Error {
   readonly kind: ErrorKind;
   readonly code: string;
-  constructor(kind: ErrorKind, code: string, message: string) {
-    super(message);
+  /** `options.cause`: the error this one explains (ES2022 ErrorOptions), kept for logs and debuggers. */
+  constructor(kind: ErrorKind, code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = new.target.name;
     this.kind = kind;
     this.code = code;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SendproofError } from '../domain/errors.js';
 import type { ReconcileLogger, ReconcileMetricsSink } from '../reconcile/Reconciler.js';
 import { type ExchangeTimeouts, lookupGet } from '../transports/HttpExchange.js';
 import { ROW_TAG } from '../transports/labels.js';
@@ -92,9 +93,16 @@ export const restEventFeed =
       options.timeouts,
     );
     if (got.kind !== 'ok')
-      throw new Error(`event feed unavailable: ${got.kind === 'unavailable' ? got.reason : 'not_found'}`);
+      throw new SendproofError(
+        'retryable',
+        'event_feed_unavailable',
+        `event feed unavailable: ${got.kind === 'unavailable' ? got.reason : 'not_found'}`,
+      );
     const page = RestPageSchema.safeParse(got.json);
-    if (!page.success) throw new Error('event feed page unreadable');
+    if (!page.success)
+      throw new SendproofError('retryable', 'event_feed_unreadable', 'event feed page unreadable', {
+        cause: page.error,
+      });
     return { events: page.data.data.map(parseRestEvent), next: page.data.next };
   };
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { rowKeyOfLabel } from '../domain/keys.js';
+import { boundWhy } from '../ledger/why.js';
 import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
 import { type EvidenceFact, settlesTo } from './facts.js';
 
@@ -59,7 +60,7 @@ export const evidence = (
       ...rest,
       ...(rowKey ? { rowKey } : {}),
       outcome: settlesTo(e.fact),
-      why: e.why.slice(0, 120),
+      why: boundWhy(e.why),
     },
   };
 };

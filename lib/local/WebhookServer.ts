@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SendproofError } from '../domain/errors.js';
 import { handleWebhook, type WebhookEndpointDeps } from '../evidence/WebhookEndpoint.js';
 
 export interface RunningWebhookServer {
@@ -15,7 +16,7 @@ const readBody = async (request: IncomingMessage): Promise<string> => {
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new Error('body too large');
+    if (size > MAX_BODY) throw new SendproofError('permanent', 'body_too_large', 'body too large');
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { SendproofError } from '../domain/errors.js';
 
 /** Asks the kernel for a free TCP port on loopback. The port is released before it is returned. */
 export const freePort = (): Promise<number> =>
@@ -31,7 +32,10 @@ export const waitFor = async (
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(
+  throw new SendproofError(
+    'retryable',
+    'not_ready',
     `${what} did not become ready within ${timeoutMs} ms${lastError ? `: ${String(lastError)}` : ''}`,
+    lastError === undefined ? undefined : { cause: lastError },
   );
 };

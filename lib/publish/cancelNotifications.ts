@@ -6,6 +6,7 @@ import { IdentifierSchema } from '../domain/intent.js';
 import { type Channel, ChannelSchema, PurposeRegistry, retentionTtl } from '../domain/purposes.js';
 import { isReplay } from '../domain/resume.js';
 import { type DeliveryState, isTerminal } from '../domain/states.js';
+import type { OperatorQueries } from '../ledger/operatorQueries.js';
 import type { CancelOrder, DeliveryRecord, Ledger } from '../ledger/port.js';
 import type { CancelResult, Transport } from '../transports/port.js';
 
@@ -85,6 +86,11 @@ export interface CancelReport {
 
 export interface CancelDeps {
   ledger: Ledger;
+  /**
+   * Finds the event's rows when the caller passes no `dedupeKeys` (a paginated scan: operator use, the
+   * CLI and the console). Without it, only the rows named by `dedupeKeys` are visited.
+   */
+  queries?: Pick<OperatorQueries, 'findByEvent'>;
   purposes?: PurposeRegistry;
   clock?: Clock;
   /** The configured adapters, for provider-side cancels of `provider_scheduled` rows. */
@@ -102,6 +108,14 @@ export class CancelRefusedError extends SendproofError {
 }
 
 const POLL_MS = 100;
+
+const rowsOfEvent = async (deps: CancelDeps, eventId: string): Promise<DeliveryRecord[]> => {
+  if (!deps.queries)
+    throw new CancelRefusedError([
+      { field: 'dedupeKeys', message: 'name the rows to visit, or give the cancel an operator-queries port' },
+    ]);
+  return deps.queries.findByEvent(eventId);
+};
 
 /**
  * Cancels the notifications of one business event by identity. First the cancel marker is committed
@@ -152,7 +166,7 @@ export const cancelNotifications = async (deps: CancelDeps, input: CancelRequest
         (r): r is DeliveryRecord => r !== undefined && r.eventId === request.eventId,
       )
     : // A paginated scan (operator use): pass dedupeKeys from an application's hot path.
-      await deps.ledger.findByEvent(request.eventId);
+      await rowsOfEvent(deps, request.eventId);
   const rows = candidates.filter(
     (r) =>
       r.kind === 'delivery' && r.tenant === request.tenant && cancelCovers(effective, r.purpose, r.channel),

@@ -8,6 +8,7 @@ import type { PurposeRegistry } from '../domain/purposes.js';
 import { retentionTtl } from '../domain/purposes.js';
 import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger } from '../ledger/port.js';
+import { boundWhy, DECISION_WHY_MAX } from '../ledger/why.js';
 import { METRIC } from '../observability.js';
 import { continueFallback } from './fallback.js';
 import type { ReconcileLogger, ReconcileMetricsSink } from './Reconciler.js';
@@ -135,7 +136,7 @@ export class OperatorDecisions {
         `row ${row.pk} is stalled: nothing was sent from it, so it can be rejected or resent, not accepted`,
       );
     const by = `operator:${request.operator}`;
-    const why = `${request.outcome}:${decisionId}:${reason}`.slice(0, 240);
+    const why = boundWhy(`${request.outcome}:${decisionId}:${reason}`, DECISION_WHY_MAX);
     const now = this.deps.clock.now();
     const ttl = this.ttlFor(row, now);
 

@@ -6,23 +6,14 @@ import { replayWindowOpen } from '../domain/replay.js';
 import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
 import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger, TransitionRequest } from '../ledger/port.js';
-import { METRIC } from '../observability.js';
+import { boundWhy } from '../ledger/why.js';
+import { type Logger, METRIC, type MetricsSink } from '../observability.js';
 import type { LookupResult, Transport } from '../transports/port.js';
 import { continueFallback } from './fallback.js';
 
-export interface ReconcileLogger {
-  info(message: string, ...extra: Record<string, unknown>[]): void;
-  warn(message: string, ...extra: Record<string, unknown>[]): void;
-}
-
-/**
- * Where metrics go. The function entry adapts it to Powertools; lib/reconcile never imports Powertools.
- * `dimensions` are small enums (strategy, reason), never keys or identities.
- */
-export interface ReconcileMetricsSink {
-  count(name: string, value?: number, dimensions?: Readonly<Record<string, string>>): void;
-  gauge?(name: string, value: number): void;
-}
+/** The reconciler logs no errors of its own (a failed pass throws); the ports live in lib/observability.ts. */
+export type ReconcileLogger = Pick<Logger, 'info' | 'warn'>;
+export type ReconcileMetricsSink = MetricsSink;
 
 /** How a row's ambiguity was (or was not) settled in this pass. */
 export type RowAction =
@@ -291,7 +282,7 @@ export class Reconciler {
       to,
       expectedVersion: row.version,
       by: this.by,
-      why: why.slice(0, 120),
+      why: boundWhy(why),
       set: { ...set, ttl: retentionTtl(policy, now) },
       now,
     });
@@ -321,7 +312,7 @@ export class Reconciler {
       to: 'quarantined',
       expectedVersion: row.version,
       by: this.by,
-      why: why.slice(0, 120),
+      why: boundWhy(why),
       now,
     });
     if (result.kind !== 'ok') return this.raced(row, result.current);

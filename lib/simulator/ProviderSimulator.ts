@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { z } from 'zod';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { ROW_TAG } from '../transports/labels.js';
+import { SendproofError } from '../domain/errors.js';
 import {
   type ActiveFault,
   type FaultSpec,
@@ -614,7 +615,8 @@ export const startProviderSimulator = async (
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.address();
-  if (!address || typeof address !== 'object') throw new Error('provider simulator has no address');
+  if (!address || typeof address !== 'object')
+    throw new SendproofError('permanent', 'no_address', 'provider simulator has no address');
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {

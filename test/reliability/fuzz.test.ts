@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invalidBodyId } from '../../lib/dispatch/sideRows.js';
 import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
-import { ManualClock, systemClock } from '../../lib/domain/clock.js';
+import { systemClock } from '../../lib/domain/clock.js';
 import { parseIntent } from '../../lib/domain/intent.js';
 import { deriveDedupeKey, identityOf } from '../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
@@ -13,6 +13,7 @@ import {
 } from '../../lib/simulator/ProviderSimulator.js';
 import { CONTENT_KEY, createHarness, type Harness } from '../support/dispatchHarness.js';
 import { MARKERS, receiptIntent, resetIntent } from '../support/fixtures.js';
+import { ManualClock } from '../support/manualClock.js';
 
 /**
  * Property-based fuzzing of the intent boundary. Every bad body must come back as a structured error

@@ -1,6 +1,6 @@
 /**
  * Last-receive crashes for the soak: a dispatcher process built exactly as the dispatch function is
- * (lib/runtime.ts from the local stack's environment: same tables, templates, transports, content-hash
+ * (lib/dispatchRuntime.ts from the local stack's environment: same tables, templates, transports, content-hash
  * key and seal key), handed intents on their LAST receive (ApproximateReceiveCount = the queue's
  * maxReceiveCount). Each dispatch stops dead at its planned edge (after_seal, after_claim or
  * after_dispatching) and reports it over IPC; once every dispatch has stopped, the parent kills the
@@ -12,9 +12,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { type DispatchEdge, Dispatcher } from '../../lib/dispatch/Dispatcher.js';
+import { createRuntime } from '../../lib/dispatchRuntime.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { SERVICE_NAME } from '../../lib/observability.js';
-import { createRuntime } from '../../lib/runtime.js';
 
 export interface SoakCrashInput {
   crashes: Array<{ body: string; dedupeKey: string; edge: DispatchEdge }>;

@@ -8,6 +8,7 @@ import { Dispatcher, type DispatcherDeps, type EdgeProbe } from '../../lib/dispa
 import type { Clock } from '../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
+import { DynamoOperatorQueries } from '../../lib/ledger/DynamoOperatorQueries.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
 import { Sweeper } from '../../lib/reconcile/Sweeper.js';
 import { localSealer } from '../../lib/seal/IntentSealer.js';
@@ -33,6 +34,8 @@ export class CapturingLogger {
 
 export interface Harness {
   ledger: DynamoLedger;
+  /** Operator scans over the same table (findByEvent). */
+  queries: DynamoOperatorQueries;
   suppressions: DynamoSuppressionList;
   table: string;
   logger: CapturingLogger;
@@ -68,6 +71,7 @@ export const createHarness = async (sim: RunningProviderSimulator, clock: Clock)
   };
   return {
     ledger,
+    queries: new DynamoOperatorQueries(doc, table),
     suppressions,
     table,
     logger,

@@ -8,7 +8,7 @@ import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries } from '../../../lib/archive/namedQueries.js';
 import { batchObjectKey, partitionDate } from '../../../lib/archive/objectKey.js';
 import { transitionsOf } from '../../../lib/archive/transitions.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
 import {
   type RunningProviderSimulator,
@@ -69,8 +69,8 @@ describe('the cancellations named query on DuckDB', () => {
     await d.handle(JSON.stringify(receiptIntent({ eventId: 'pay_q2' })), envelope());
     clock.advance(60_000);
     const ana = { tenant: 'acme-games', reason: 'payment refunded', operator: 'ana' };
-    await cancelNotifications({ ledger: h.ledger, clock, transports }, { ...ana, eventId: 'pay_q1' });
-    await cancelNotifications({ ledger: h.ledger, clock, transports }, { ...ana, eventId: 'pay_q2' });
+    await cancelNotifications({ ledger: h.ledger, queries: h.queries, clock, transports }, { ...ana, eventId: 'pay_q1' });
+    await cancelNotifications({ ledger: h.ledger, queries: h.queries, clock, transports }, { ...ana, eventId: 'pay_q2' });
     clock.advance(1_000);
     // The fan-out's late recipient: claimed after the cancel, stopped by its own marker read.
     await d.handle(
@@ -80,7 +80,7 @@ describe('the cancellations named query on DuckDB', () => {
       envelope(),
     );
     // The archive of those rows, as the archiver writes it
-    const rows = [...(await h.ledger.findByEvent('pay_q1')), ...(await h.ledger.findByEvent('pay_q2'))];
+    const rows = [...(await h.queries.findByEvent('pay_q1')), ...(await h.queries.findByEvent('pay_q2'))];
     for (const row of rows) {
       const record = streamRecord({ eventName: 'INSERT', newImage: { ...row } });
       const lines = transitionsOf(record);

@@ -7,7 +7,6 @@ import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
 import { startLocalArchive } from '../../../lib/archive/LocalArchive.js';
 import type { LocalStreamPoller } from '../../../lib/archive/LocalStreamPoller.js';
 import { loadNamedQueries } from '../../../lib/archive/namedQueries.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
@@ -21,6 +20,7 @@ import { createHarness, type Harness, restTransports } from '../../support/dispa
 import { localDynamo } from '../../support/dynamo.js';
 import { type Echoed, sesTags } from '../../support/evidenceLabels.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { startLocalS3 } from './localS3.js';
 
 // Real servers: DynamoDB Local (its stream), the provider simulator over HTTP, fauxqs as S3, DuckDB.

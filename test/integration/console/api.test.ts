@@ -5,11 +5,11 @@ import { ATTENTION_LISTS, type ConsoleDeps, createConsoleHandler } from '../../.
 import { type ConsoleRequest, fromApiGatewayEvent } from '../../../lib/console/http.js';
 import { AuditQueryFailed } from '../../../lib/console/ports.js';
 import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { ATTENTION_STATES } from '../../../lib/domain/states.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
+import { DynamoOperatorQueries } from '../../../lib/ledger/DynamoOperatorQueries.js';
 import { DynamoSuppressionList } from '../../../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
@@ -17,6 +17,7 @@ import { OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
 import { seedRow } from '../../support/consoleSeed.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
 import { receiptIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 // API contract for both roles, without a browser: the real handler on DynamoDB Local (global setup).
 const clock = new ManualClock(Date.parse('2026-11-30T12:00:00Z'));
@@ -31,6 +32,7 @@ const CAPS = {
   pushEvidence: false,
 };
 let ledger: DynamoLedger;
+let queries: DynamoOperatorQueries;
 let deps: ConsoleDeps;
 let log: ReturnType<typeof memoryAuditLog>;
 let quarantined: DeliveryRecord[];
@@ -69,6 +71,7 @@ beforeAll(async () => {
   const table = await createLedgerTable(raw, 'console');
   const suppressionTable = await createSuppressionTable(raw);
   ledger = new DynamoLedger(doc, table);
+  queries = new DynamoOperatorQueries(doc, table);
   await new DynamoSuppressionList(doc, suppressionTable).suppress(
     'acme-games',
     'player-9',
@@ -384,7 +387,7 @@ describe('console API: operator', () => {
         }),
       );
     const handler = handlerWith({
-      cancel: (request) => cancelNotifications({ ledger, purposes: new PurposeRegistry(), clock }, request),
+      cancel: (request) => cancelNotifications({ ledger, queries, purposes: new PurposeRegistry(), clock }, request),
     });
     const body = { tenant: 'acme-games', eventId: 'pay_c1', reason: 'payment refunded, RF-2' };
     // Act

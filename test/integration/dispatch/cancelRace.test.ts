@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../lib/domain/clock.js';
 import { hashKey } from '../../../lib/domain/keys.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
+import { DynamoOperatorQueries } from '../../../lib/ledger/DynamoOperatorQueries.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
 import {
@@ -35,6 +36,7 @@ describe('a cancel racing a fan-out', () => {
     const table = await createLedgerTable(raw, 'cancelrace');
     const suppressionTable = await createSuppressionTable(raw);
     const ledger = new DynamoLedger(doc, table);
+    const queries = new DynamoOperatorQueries(doc, table);
     sim.addFault({ match: { channel: 'email' }, fault: 'delay', delayMs: 15, times: 100_000 });
     const bodies = Array.from({ length: RECIPIENTS }, (_, i) =>
       JSON.stringify(
@@ -65,12 +67,12 @@ describe('a cancel racing a fan-out', () => {
     );
     while (sim.requests().length < RECIPIENTS / 4) await new Promise((r) => setTimeout(r, 2));
     const report = await cancelNotifications(
-      { ledger, clock: systemClock },
+      { ledger, queries, clock: systemClock },
       { tenant: 'acme-games', eventId: EVENT, reason: 'payment refunded', operator: 'ana', waitMs: 20_000 },
     );
     await Promise.all(workers);
     // Assess
-    const rows = (await ledger.findByEvent(EVENT)).filter((r) => r.kind === 'delivery');
+    const rows = (await queries.findByEvent(EVENT)).filter((r) => r.kind === 'delivery');
     expect(rows).toHaveLength(RECIPIENTS);
     const sentKeys = new Set(sim.messages().map((m) => m.idempotencyKey));
     const accepted = rows.filter((r) => r.state === 'accepted');

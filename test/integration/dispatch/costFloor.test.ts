@@ -5,7 +5,6 @@ import { UriAttachmentStore } from '../../../lib/attachments/AttachmentStore.js'
 import { dynamoDocumentClient } from '../../../lib/aws/clients.js';
 import { Dispatcher } from '../../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoGateFacts } from '../../../lib/ledger/DynamoGateFacts.js';
@@ -20,6 +19,7 @@ import { FileTemplateStore } from '../../../lib/templates/FileTemplateStore.js';
 import { CapturingLogger, CONTENT_KEY, restTransports } from '../../support/dispatchHarness.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
 import { resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { TEST_SEAL_KEY } from '../../support/sealKey.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1.

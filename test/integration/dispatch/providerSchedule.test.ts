@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { BUILT_IN_PURPOSES, PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
 import {
@@ -88,8 +88,8 @@ describe('provider-side scheduling and cancel', () => {
       reason: 'payment refunded',
       operator: 'ana',
     };
-    const first = await cancelNotifications({ ledger: h.ledger, clock, transports, purposes }, cancel);
-    const again = await cancelNotifications({ ledger: h.ledger, clock, transports, purposes }, cancel);
+    const first = await cancelNotifications({ ledger: h.ledger, queries: h.queries, clock, transports, purposes }, cancel);
+    const again = await cancelNotifications({ ledger: h.ledger, queries: h.queries, clock, transports, purposes }, cancel);
     clock.advance(3 * HOUR);
     const swept = await sweeperFor(h, clock, notices).sweep();
     // Assess
@@ -132,7 +132,7 @@ describe('provider-side scheduling and cancel', () => {
     // Act
     const handed = await h.dispatcher({ transports, purposes }).handle(body, envelope());
     const report = await cancelNotifications(
-      { ledger: h.ledger, clock, transports, purposes },
+      { ledger: h.ledger, queries: h.queries, clock, transports, purposes },
       { tenant: 'acme-games', eventId: 'pay_resend-late', reason: 'payment refunded', operator: 'ana' },
     );
     // Assess
@@ -189,7 +189,7 @@ describe('provider-side scheduling and cancel', () => {
     const sent = await h.dispatcher({ transports }).handle(body, envelope());
     clock.advance(5 * 60_000);
     const report = await cancelNotifications(
-      { ledger: h.ledger, clock, transports },
+      { ledger: h.ledger, queries: h.queries, clock, transports },
       { tenant: 'acme-games', eventId: 'pay_ses-late', reason: 'payment refunded', operator: 'ana' },
     );
     // Assess

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock, systemClock } from '../../../lib/domain/clock.js';
+import { systemClock } from '../../../lib/domain/clock.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { BUILT_IN_PURPOSES } from '../../../lib/domain/purposes.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { SpendBreaker } from '../../../lib/rate/SpendBreaker.js';

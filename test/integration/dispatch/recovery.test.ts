@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { invalidBodyId } from '../../../lib/dispatch/sideRows.js';
-import { ManualClock, systemClock } from '../../../lib/domain/clock.js';
+import { systemClock } from '../../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
 import {
@@ -21,6 +21,7 @@ import {
   withoutKeyEnforcement,
 } from '../../support/dispatchHarness.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1.
 let sim: RunningProviderSimulator;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
@@ -49,7 +49,7 @@ describe('scheduled send', () => {
     const published = await h.dispatcher().handle(body, envelope());
     clock.advance(MIN);
     const report = await cancelNotifications(
-      { ledger: h.ledger, clock },
+      { ledger: h.ledger, queries: h.queries, clock },
       {
         tenant: 'acme-games',
         eventId: 'pay_refund-1',
@@ -108,7 +108,7 @@ describe('scheduled send', () => {
     expect(first.channels.map((c) => c.state)).toEqual(['scheduled', 'scheduled']);
     expect(second.disposition).toBe('done');
     expect(second.channels.map((c) => c.action)).toEqual(['scheduled', 'scheduled']);
-    const rows = (await h.ledger.findByEvent('pay_twice')).filter((r) => r.kind === 'delivery');
+    const rows = (await h.queries.findByEvent('pay_twice')).filter((r) => r.kind === 'delivery');
     expect(rows).toHaveLength(2);
     expect(early.resumed).toBe(0);
     expect(due.resumed).toBe(1);
@@ -163,7 +163,7 @@ describe('scheduled send', () => {
     const published = await h.dispatcher().handle(body, envelope());
     // The application knows its keys (publishIntents returns them): the rows are read by key, no scan.
     const report = await cancelNotifications(
-      { ledger: h.ledger, clock },
+      { ledger: h.ledger, queries: h.queries, clock },
       {
         tenant: 'acme-games',
         eventId: 'pay_sms-only',
@@ -188,7 +188,7 @@ describe('scheduled send', () => {
   it('a cancel reason holding an address is refused before anything is written', async () => {
     await expect(
       cancelNotifications(
-        { ledger: h.ledger, clock },
+        { ledger: h.ledger, queries: h.queries, clock },
         { eventId: 'pay_contact', reason: 'refund for ana@example.com', operator: 'ana' },
       ),
     ).rejects.toThrow(/reason: looks like it holds an email address/);
@@ -198,7 +198,7 @@ describe('scheduled send', () => {
   it('a password reset is not cancellable: the command refuses it by purpose', async () => {
     await expect(
       cancelNotifications(
-        { ledger: h.ledger, clock },
+        { ledger: h.ledger, queries: h.queries, clock },
         { eventId: 'rst_x', purpose: 'password-reset', reason: 'no reason at all', operator: 'ana' },
       ),
     ).rejects.toThrow(/not cancellable/);

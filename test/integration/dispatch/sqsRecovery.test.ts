@@ -3,6 +3,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
+import { SqsIntentPublisher } from '../../../lib/aws/SqsIntentPublisher.js';
 import type { Dispatcher, IntentOutcome } from '../../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
 import { visibilityChanger } from '../../../lib/dispatch/visibility.js';
@@ -13,7 +14,6 @@ import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { freePort, waitFor } from '../../../lib/local/ports.js';
 import { SqsPoller } from '../../../lib/local/SqsPoller.js';
 import { INTAKE_QUEUE } from '../../../lib/queueDefinition.js';
-import { SqsIntentPublisher } from '../../../lib/reconcile/SqsIntentPublisher.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,

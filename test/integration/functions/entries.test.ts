@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
 import { ENV } from '../../../lib/config.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
+import { DynamoOperatorQueries } from '../../../lib/ledger/DynamoOperatorQueries.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
 import { freePort } from '../../../lib/local/ports.js';
 import {
@@ -19,6 +20,7 @@ import { resetIntent } from '../../support/fixtures.js';
 // real servers: DynamoDB Local (global setup) and the provider simulator (a test double) over HTTP.
 let sim: RunningProviderSimulator;
 let ledger: DynamoLedger;
+let queries: DynamoOperatorQueries;
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
 let dispatch: Handler<SQSEvent, { batchItemFailures: Array<{ itemIdentifier: string }> }>;
 let reconcile: Handler<{ cursor?: string }, { processed: number; resolved: number; hasMore: boolean }>;
@@ -59,6 +61,7 @@ beforeAll(async () => {
   const { raw, doc, endpoint } = localDynamo();
   const table = await createLedgerTable(raw, 'entries');
   ledger = new DynamoLedger(doc, table);
+  queries = new DynamoOperatorQueries(doc, table);
   Object.assign(process.env, {
     [ENV.ledgerTable]: table,
     [ENV.suppressionTable]: await createSuppressionTable(raw),
@@ -87,7 +90,7 @@ const unknownRow = async (eventId: string) => {
     sqsEvent(`m-${eventId}`, JSON.stringify(resetIntent({ eventId }))),
     localLambdaContext('dispatch'),
   );
-  const [row] = await ledger.findByEvent(eventId);
+  const [row] = await queries.findByEvent(eventId);
   return { response, row: row! };
 };
 
@@ -101,7 +104,7 @@ describe('Lambda entry points', () => {
     const lost = await unknownRow('entry-lost');
     // Assess
     expect(ok.batchItemFailures).toEqual([]);
-    expect((await ledger.findByEvent('entry-ok'))[0]?.state).toBe('accepted');
+    expect((await queries.findByEvent('entry-ok'))[0]?.state).toBe('accepted');
     expect(lost.row.state).toBe('unknown');
     expect(lost.response.batchItemFailures).toEqual([{ itemIdentifier: 'm-entry-lost' }]);
   });

@@ -1,7 +1,6 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { contentHash } from '../../../lib/domain/content.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
@@ -11,6 +10,7 @@ import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { LEDGER_TABLE } from '../../../lib/ledger/tableDefinition.js';
 import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
 import { resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 const SHARDS = 4;
 const ROWS = 40;

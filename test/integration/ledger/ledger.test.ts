@@ -1,7 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { contentHash } from '../../../lib/domain/content.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { rowLabelOf } from '../../../lib/domain/keys.js';
@@ -11,6 +10,7 @@ import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
 import { MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 const clock = new ManualClock();
 const purposes = new PurposeRegistry();

@@ -1,6 +1,5 @@
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { hashKey } from '../../../lib/domain/keys.js';
 import { ATTENTION_SHARDS, attentionPartitionOf } from '../../../lib/ledger/attentionIndex.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
@@ -11,6 +10,7 @@ import {
 } from '../../../lib/simulator/ProviderSimulator.js';
 import { restTransports } from '../../support/dispatchHarness.js';
 import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { countingLookups, meterDynamo, reconcilerFor } from './support.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator (lookups) on 127.0.0.1.

@@ -2,12 +2,11 @@ import { CreateQueueCommand, ReceiveMessageCommand, type SQSClient } from '@aws-
 import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
+import { SqsIntentPublisher } from '../../../lib/aws/SqsIntentPublisher.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { freePort } from '../../../lib/local/ports.js';
-import { DecisionRefusedError, OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
-import { SqsIntentPublisher } from '../../../lib/reconcile/SqsIntentPublisher.js';
+import { OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
@@ -19,10 +18,13 @@ import {
   restTransports,
   withoutKeyEnforcement,
 } from '../../support/dispatchHarness.js';
-import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
+import { healthReportIntent, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly, reconcilerFor } from './support.js';
 
 // Real servers: DynamoDB Local (global setup), the provider simulator and fauxqs (SQS), all on 127.0.0.1.
+// The accept/reject decisions and their refusals run on the in-memory ledger in
+// test/unit/reconcile/decisions.test.ts.
 let sim: RunningProviderSimulator;
 let h: Harness;
 let sqs: SQSClient;
@@ -187,65 +189,6 @@ describe('operator decisions', () => {
     expect(finished).toMatchObject({ decisionId: 'dec-flaky-1', alreadyRecorded: true });
     expect((await h.ledger.get(row.pk))?.state).toBe('superseded');
     expect(await receiveAll()).toHaveLength(1);
-  });
-
-  it('accepted: recorded as resolved_accepted with the operator and the reason; a second decision is refused', async () => {
-    // Prepare
-    const { row } = await quarantinedReset('op-accept');
-    // Act
-    const result = await decisions().decide({
-      dedupeKey: row.pk,
-      outcome: 'accepted',
-      reason: 'seen in the provider dashboard',
-      operator: 'bo',
-    });
-    const again = decisions().decide({
-      dedupeKey: row.pk,
-      outcome: 'rejected',
-      reason: 'changed my mind',
-      operator: 'bo',
-    });
-    // Assess
-    expect(result.state).toBe('resolved_accepted');
-    await expect(again).rejects.toBeInstanceOf(DecisionRefusedError);
-    const after = await h.ledger.get(row.pk);
-    expect(after?.history.at(-1)).toMatchObject({ s: 'resolved_accepted', by: 'operator:bo' });
-    expect(after?.history.filter((e) => e.by.startsWith('operator:'))).toHaveLength(1);
-  });
-
-  it('a reason holding an email address is refused before anything is written', async () => {
-    // Prepare
-    const { row } = await quarantinedReset('op-pii');
-    // Act
-    const attempt = decisions().decide({
-      dedupeKey: row.pk,
-      outcome: 'accepted',
-      reason: `user ${MARKERS.email} confirmed`,
-      operator: 'bo',
-    });
-    // Assess
-    await expect(attempt).rejects.toMatchObject({ code: 'reason_has_contact' });
-    expect((await h.ledger.get(row.pk))?.version).toBe(row.version);
-  });
-
-  it('refuses a phone number in the reason and an email address as operator id, but takes dates and ticket ids', async () => {
-    // Prepare
-    const { row } = await quarantinedReset('op-pii-2');
-    const attempt = (reason: string, operator = 'bo') =>
-      decisions().decide({ dedupeKey: row.pk, outcome: 'accepted', reason, operator });
-    // Act / Assess
-    await expect(attempt(`customer at ${MARKERS.phone} confirmed`)).rejects.toMatchObject({
-      code: 'reason_has_contact',
-    });
-    await expect(attempt('called 5555550123 to confirm')).rejects.toMatchObject({
-      code: 'reason_has_contact',
-    });
-    await expect(attempt('confirmed in the console', 'alice@corp.example')).rejects.toMatchObject({
-      code: 'operator_invalid',
-    });
-    expect((await h.ledger.get(row.pk))?.version).toBe(row.version);
-    const accepted = await attempt('delivered 2024-01-15, ticket INC-12345678');
-    expect(accepted).toMatchObject({ state: 'resolved_accepted' });
   });
 
   it('rejected on the active channel of a fallback flow advances it, so the parked intent sends the SMS', async () => {

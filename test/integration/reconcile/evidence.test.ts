@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
@@ -20,6 +19,7 @@ import {
 import { localDynamo } from '../../support/dynamo.js';
 import { type Echoed, sesTags, smsContext } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly, reconcilerFor } from './support.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1.

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
@@ -20,6 +19,7 @@ import {
 import { localDynamo } from '../../support/dynamo.js';
 import { type Echoed, sesTags, smsContext } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly, RecordingMetrics } from './support.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1.
@@ -102,7 +102,7 @@ describe('evidence that arrives before the row is unknown', () => {
       h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
     ).rejects.toThrow('crashed at after_provider');
     const sent = sim.requests().find((r) => r.outcome === 'accepted')!;
-    const dispatching = (await h.ledger.findByEvent('early-crash'))[0]!;
+    const dispatching = (await h.queries.findByEvent('early-crash'))[0]!;
     const early = await recorder.record(evidenceOf(sesEvent(dispatching, 'Delivery', 'ses-e1')));
     clock.advance(61_000);
     // Act: the message comes back; the expired lease makes the row unknown
@@ -150,7 +150,7 @@ describe('evidence that arrives before the row is unknown', () => {
     await expect(
       h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
     ).rejects.toThrow();
-    const dispatching = (await h.ledger.findByEvent('early-reconcile'))[0]!;
+    const dispatching = (await h.queries.findByEvent('early-reconcile'))[0]!;
     await recorder.record(permanentBounce(dispatching, 'ses-e3'));
     clock.advance(3 * 3600_000);
     const reconciler = new Reconciler({

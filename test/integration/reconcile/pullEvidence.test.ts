@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
@@ -12,6 +11,7 @@ import type { Transport } from '../../../lib/transports/port.js';
 import { createHarness, type Harness, restTransports } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
 import { resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from './support.js';
 
 // Real servers: DynamoDB Local and the provider simulator (its GET /v1/events feed) over HTTP.

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { ATTENTION_SHARDS, attentionPartitions } from '../../../lib/ledger/attentionIndex.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { METRIC } from '../../../lib/observability.js';
@@ -16,6 +15,7 @@ import {
 } from '../../support/dispatchHarness.js';
 import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
 import { receiptIntent, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import {
   countingLookups,
   lookupWithoutKeys,

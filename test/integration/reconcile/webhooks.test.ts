@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
@@ -26,6 +25,7 @@ import {
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { RecordingMetrics } from './support.js';
 
 // Real servers: DynamoDB Local, the provider simulator, and the evidence endpoint over HTTP on 127.0.0.1.

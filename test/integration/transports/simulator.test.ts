@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import {
   type RunningProviderSimulator,
   type SimRequest,
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 const sms = { to: '+15555550123', text: 'Your code is 123456' };
 const email = { to: 'ada@example.com', subject: 'Receipt', text: 'Thanks' };

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smsV2Client } from '../../../lib/aws/messagingClients.js';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { SmsV2Transport } from '../../../lib/transports/SmsV2Transport.js';
 import { awsJson10Error } from '../../support/fakes/awsErrors.js';
 import { closedPort, keyFor, smsMessage } from '../../support/fakes/outbound.js';
 import { type RecordedRequest, ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 /** An AWS JSON 1.0 endpoint for End User Messaging SMS: answers SendTextMessage, refuses anything else. */
 const smsV2Endpoint = (req: RecordedRequest) =>

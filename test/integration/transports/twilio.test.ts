@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { TwilioTransport } from '../../../lib/transports/TwilioTransport.js';
 import { closedPort, keyFor, smsMessage } from '../../support/fakes/outbound.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 const SID = 'AC00000000000000000000000000000001';
 const MESSAGES = `/2010-04-01/Accounts/${SID}/Messages.json`;

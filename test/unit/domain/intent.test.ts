@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { healthReportIntent, MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 const clock = new ManualClock(Date.parse('2026-11-30T12:00:00Z'));
 const deps = { purposes: new PurposeRegistry(), clock };

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/domain/clock.js';
 import { contentHash } from '../../../lib/domain/content.js';
 import { parseIntent, type ValidIntent } from '../../../lib/domain/intent.js';
 import {
@@ -12,6 +11,7 @@ import {
 } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { receiptIntent, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 const clock = new ManualClock();
 const valid = (raw: unknown): ValidIntent => {

@@ -1,7 +1,8 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { IntentPublisher } from './OperatorDecisions.js';
+import { SendproofError } from '../domain/errors.js';
+import type { IntentPublisher } from '../reconcile/OperatorDecisions.js';
 
-/** Publishes an intent to the intake queue (the client comes from lib/aws/clients.ts). */
+/** The SQS adapter of the intent publisher port: publishes an intent to the intake queue (the client comes from lib/aws/clients.ts). */
 export class SqsIntentPublisher implements IntentPublisher {
   constructor(
     private readonly client: SQSClient,
@@ -12,7 +13,12 @@ export class SqsIntentPublisher implements IntentPublisher {
     const out = await this.client.send(
       new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body }),
     );
-    if (!out.MessageId) throw new Error('the queue accepted the intent without a message id');
+    if (!out.MessageId)
+      throw new SendproofError(
+        'ambiguous',
+        'publish_unconfirmed',
+        'the queue accepted the intent without a message id',
+      );
     return { messageId: out.MessageId };
   }
 }

@@ -18,7 +18,10 @@ import { transportsFor } from './transports/configured.js';
 import type { Transport } from './transports/port.js';
 import { documentClientFor, ledgerFor, purposesFor } from './wiring.js';
 
-/** Everything a function needs, built once per process (a Lambda cold start or the local stack). */
+/**
+ * Everything the dispatch function needs (and only it: the reconcile and evidence functions build their
+ * smaller sets from lib/wiring.ts), built once per process (a Lambda cold start or a crash worker).
+ */
 export interface Runtime {
   config: Config;
   documentClient: DynamoDBDocumentClient;
