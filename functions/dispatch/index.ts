@@ -7,9 +7,9 @@ import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config
 import { Dispatcher } from '../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
 import { visibilityChanger } from '../../lib/dispatch/visibility.js';
+import { admissionFor, createRuntime } from '../../lib/dispatchRuntime.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { admissionFor, createRuntime } from '../../lib/dispatchRuntime.js';
 import { evidenceRecorderFor } from '../../lib/wiring.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.

@@ -88,7 +88,12 @@ export const consoleHandlerFor = (
     // cancel_unconfirmed; the CLI, run where the credentials are, calls the provider's cancel route).
     cancel: (request) =>
       cancelNotifications(
-        { ledger, queries: operatorQueriesFor(config, doc), purposes: purposesFor(config), clock: systemClock },
+        {
+          ledger,
+          queries: operatorQueriesFor(config, doc),
+          purposes: purposesFor(config),
+          clock: systemClock,
+        },
         request,
       ),
     ...(sqs && config.dlqUrl ? { dlqDepth: sqsQueueDepth(sqs, config.dlqUrl) } : {}),

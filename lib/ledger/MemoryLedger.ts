@@ -9,6 +9,8 @@ import {
   readMergedPage,
   validateShards,
 } from './attentionIndex.js';
+import { cancelMarkerKey } from './cancelMarkers.js';
+import { needsEvidencePointer } from './evidencePointer.js';
 import type { ItemSummary, OperatorQueries } from './operatorQueries.js';
 import type {
   AnnotationRequest,
@@ -25,8 +27,6 @@ import type {
   TransitionRequest,
   TransitionResult,
 } from './port.js';
-import { cancelMarkerKey } from './cancelMarkers.js';
-import { needsEvidencePointer } from './evidencePointer.js';
 import { evidenceItemKey, LEDGER_TABLE } from './tableDefinition.js';
 
 /** States in which a lease (owner + expiry) guards the row (the same list DynamoLedger keeps). */
@@ -376,7 +376,6 @@ export class MemoryLedger implements Ledger, OperatorQueries {
     });
     return true;
   }
-
 }
 
 const flowOf = (item: Item): FallbackFlow => {

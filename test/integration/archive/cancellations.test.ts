@@ -8,7 +8,6 @@ import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries } from '../../../lib/archive/namedQueries.js';
 import { batchObjectKey, partitionDate } from '../../../lib/archive/objectKey.js';
 import { transitionsOf } from '../../../lib/archive/transitions.js';
-import { ManualClock } from '../../support/manualClock.js';
 import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
 import {
   type RunningProviderSimulator,
@@ -18,6 +17,7 @@ import type { Transport } from '../../../lib/transports/port.js';
 import { streamRecord } from '../../fixtures/archive/streamRecords.js';
 import { createHarness, type Harness } from '../../support/dispatchHarness.js';
 import { MARKERS, receiptIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 // A real run on DynamoDB Local and the provider simulator: a scheduled receipt refunded before it was
 // due, a fan-out recipient dispatched after the cancel committed, and a receipt already handed to an
@@ -69,8 +69,14 @@ describe('the cancellations named query on DuckDB', () => {
     await d.handle(JSON.stringify(receiptIntent({ eventId: 'pay_q2' })), envelope());
     clock.advance(60_000);
     const ana = { tenant: 'acme-games', reason: 'payment refunded', operator: 'ana' };
-    await cancelNotifications({ ledger: h.ledger, queries: h.queries, clock, transports }, { ...ana, eventId: 'pay_q1' });
-    await cancelNotifications({ ledger: h.ledger, queries: h.queries, clock, transports }, { ...ana, eventId: 'pay_q2' });
+    await cancelNotifications(
+      { ledger: h.ledger, queries: h.queries, clock, transports },
+      { ...ana, eventId: 'pay_q1' },
+    );
+    await cancelNotifications(
+      { ledger: h.ledger, queries: h.queries, clock, transports },
+      { ...ana, eventId: 'pay_q2' },
+    );
     clock.advance(1_000);
     // The fan-out's late recipient: claimed after the cancel, stopped by its own marker read.
     await d.handle(

@@ -387,7 +387,8 @@ describe('console API: operator', () => {
         }),
       );
     const handler = handlerWith({
-      cancel: (request) => cancelNotifications({ ledger, queries, purposes: new PurposeRegistry(), clock }, request),
+      cancel: (request) =>
+        cancelNotifications({ ledger, queries, purposes: new PurposeRegistry(), clock }, request),
     });
     const body = { tenant: 'acme-games', eventId: 'pay_c1', reason: 'payment refunded, RF-2' };
     // Act

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../support/manualClock.js';
 import { BUILT_IN_PURPOSES, PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
 import {
@@ -11,6 +10,7 @@ import { ResendTransport } from '../../../lib/transports/ResendTransport.js';
 import { createHarness, type Harness, NoticeQueue, sweeperFor } from '../../support/dispatchHarness.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
 import { receiptIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 // Real servers: DynamoDB Local, the provider simulator (SMS, and the SES-style email), and a Resend API
 // fake on loopback that answers as Resend documents (`POST /emails`, `POST /emails/{id}/cancel`).
@@ -88,8 +88,14 @@ describe('provider-side scheduling and cancel', () => {
       reason: 'payment refunded',
       operator: 'ana',
     };
-    const first = await cancelNotifications({ ledger: h.ledger, queries: h.queries, clock, transports, purposes }, cancel);
-    const again = await cancelNotifications({ ledger: h.ledger, queries: h.queries, clock, transports, purposes }, cancel);
+    const first = await cancelNotifications(
+      { ledger: h.ledger, queries: h.queries, clock, transports, purposes },
+      cancel,
+    );
+    const again = await cancelNotifications(
+      { ledger: h.ledger, queries: h.queries, clock, transports, purposes },
+      cancel,
+    );
     clock.advance(3 * HOUR);
     const swept = await sweeperFor(h, clock, notices).sweep();
     // Assess

@@ -1,7 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../lib/domain/clock.js';
-import { ManualClock } from '../../support/manualClock.js';
 import { BUILT_IN_PURPOSES } from '../../../lib/domain/purposes.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { SpendBreaker } from '../../../lib/rate/SpendBreaker.js';
@@ -12,6 +11,7 @@ import {
 } from '../../../lib/simulator/ProviderSimulator.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
 import { resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 import { drain, type RateWorkerSpec, rateWorker, type ThreadReport } from '../../support/rateWorld.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator (a test double) over HTTP.

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../support/manualClock.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
@@ -9,6 +8,7 @@ import {
 } from '../../../lib/simulator/ProviderSimulator.js';
 import { createHarness, type Harness, NoticeQueue, sweeperFor } from '../../support/dispatchHarness.js';
 import { MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
+import { ManualClock } from '../../support/manualClock.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1.
 let sim: RunningProviderSimulator;
