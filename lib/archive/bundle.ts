@@ -251,13 +251,25 @@ export const bundleDocument = async (options: Omit<ExportOptions, 'outDir'>): Pr
 export const unpackBundleDocument = async (document: unknown, outDir: string): Promise<void> => {
   const doc = document as Partial<BundleDocument> | null;
   if (doc?.sendproofBundle !== 1 || !Array.isArray(doc.files))
-    throw new Error('not a Sendproof bundle document (sendproofBundle: 1 with files)');
+    throw new SendproofError(
+      'permanent',
+      'bundle_invalid',
+      'not a Sendproof bundle document (sendproofBundle: 1 with files)',
+    );
   for (const file of doc.files) {
     if (typeof file?.path !== 'string' || typeof file.base64 !== 'string')
-      throw new Error('bundle document: every file needs a path and base64 content');
+      throw new SendproofError(
+        'permanent',
+        'bundle_invalid',
+        'bundle document: every file needs a path and base64 content',
+      );
     const target = normalize(join(outDir, file.path));
     if (file.path.startsWith('/') || relative(outDir, target).startsWith('..'))
-      throw new Error(`bundle document: path ${file.path} leaves the bundle folder`);
+      throw new SendproofError(
+        'permanent',
+        'bundle_invalid',
+        `bundle document: path ${file.path} leaves the bundle folder`,
+      );
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, Buffer.from(file.base64, 'base64'));
   }

@@ -7,7 +7,12 @@ import {
   StopQueryExecutionCommand,
 } from '@aws-sdk/client-athena';
 import type { AuditResult, AuditRow } from '../archive/DuckDbAudit.js';
-import { athenaExecutionParameters, loadNamedQueries, type NamedQuery } from '../archive/namedQueries.js';
+import {
+  athenaExecutionParameters,
+  loadNamedQueries,
+  type NamedQuery,
+  NamedQueryError,
+} from '../archive/namedQueries.js';
 import { type AuditQueries, AuditQueryFailed } from './ports.js';
 
 /** A query Athena did not finish: failed, cancelled, or still running when the console stopped waiting. */
@@ -91,7 +96,7 @@ export const athenaAuditQueries = (options: AthenaAuditOptions): AuditQueries =>
     list: () => queries,
     async run(name, args): Promise<AuditResult> {
       const query = queries.find((q) => q.name === name);
-      if (!query) throw new Error(`no named query ${name}`);
+      if (!query) throw new NamedQueryError(`no named query ${name}`);
       // Throws NamedQueryError (a 400 in the console) before Athena is called.
       const parameters = athenaExecutionParameters(query, args);
       const started = await options.client.send(

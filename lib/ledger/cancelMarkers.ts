@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { SendproofError } from '../domain/errors.js';
 import type {
   AnnotationRequest,
   CancelCommitResult,
@@ -63,7 +64,12 @@ export const commitCancel = async (
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const old = error.Item ? (unmarshall(error.Item) as { orders?: CancelOrder[] }) : undefined;
     const first = old?.orders?.find((o) => o.id === order.id);
-    if (!first) throw new Error(`cancel ${order.id} of ${eventId} refused without a committed order`);
+    if (!first)
+      throw new SendproofError(
+        'retryable',
+        'cancel_marker_unreadable',
+        `cancel ${order.id} of ${eventId} refused without a committed order`,
+      );
     return { kind: 'exists', order: first };
   }
 };
