@@ -47,7 +47,9 @@ export interface ThroughputRound {
   ratio: number;
   /** The real @aws-lambda-powertools/idempotency (makeIdempotent + DynamoDBPersistenceLayer), same run. */
   powertoolsCallsPerSecond: number;
-  /** Powertools calls/s ÷ (raw writes/s ÷ 2): how close it gets to its own two-write floor. */
+  /** Bare conditional puts/s of a Powertools-shaped record to its own table (no index, no stream). */
+  powertoolsRawWritesPerSecond: number;
+  /** Powertools calls/s ÷ (its own raw writes/s ÷ 2): how close it gets to its own two-write floor. */
   powertoolsRatio: number;
 }
 
