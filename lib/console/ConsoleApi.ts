@@ -8,7 +8,11 @@ import { IdentifierSchema } from '../domain/intent.js';
 import { ChannelSchema } from '../domain/purposes.js';
 import type { ATTENTION_STATES, DeliveryState } from '../domain/states.js';
 import type { DeliveryRecord, Ledger, SuppressionList } from '../ledger/port.js';
-import type { CancelReport, CancelRequest } from '../publish/cancelNotifications.js';
+import {
+  type CancelReport,
+  type CancelRequest,
+  CancelRequestSchema,
+} from '../publish/cancelNotifications.js';
 import { DecisionRefusedError, type OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { type Authenticator, allows, type Principal, type Role } from './auth.js';
 import { type ConsoleRequest, type ConsoleResponse, MAX_BODY_BYTES } from './http.js';
@@ -135,17 +139,13 @@ const SuppressBody = z.strictObject({
     .refine(noContact, 'the reason looks like it holds an address or a phone number'),
 });
 
-const CancelBody = z.strictObject({
-  tenant: IdentifierSchema.default('default'),
-  eventId: IdentifierSchema,
-  purpose: z.string().min(1).max(48).optional(),
-  channel: ChannelSchema.optional(),
-  reason: z
-    .string()
-    .trim()
-    .min(3)
-    .max(200)
-    .refine(noContact, 'the reason looks like it holds an address or a phone number'),
+/** The cancel command's own schema (lib/publish/cancelNotifications.ts), minus what the token decides. */
+const CancelBody = CancelRequestSchema.pick({
+  tenant: true,
+  eventId: true,
+  purpose: true,
+  channel: true,
+  reason: true,
 });
 
 type Route = {
