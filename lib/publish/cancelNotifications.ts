@@ -109,14 +109,6 @@ export class CancelRefusedError extends SendproofError {
 
 const POLL_MS = 100;
 
-const rowsOfEvent = async (deps: CancelDeps, eventId: string): Promise<DeliveryRecord[]> => {
-  if (!deps.queries)
-    throw new CancelRefusedError([
-      { field: 'dedupeKeys', message: 'name the rows to visit, or give the cancel an operator-queries port' },
-    ]);
-  return deps.queries.findByEvent(eventId);
-};
-
 /**
  * Cancels the notifications of one business event by identity. First the cancel marker is committed
  * (a conditional write: the same scope is committed once), so every dispatch of the event that reads it
@@ -147,6 +139,12 @@ export const cancelNotifications = async (deps: CancelDeps, input: CancelRequest
         { field: 'purpose', message: `${request.purpose} is not cancellable (its policy says so)` },
       ]);
   }
+  // Refused before the marker is written: a cancel that cannot find the event's rows must not leave a
+  // committed marker behind an error that says nothing was written.
+  if (!request.dedupeKeys && !deps.queries)
+    throw new CancelRefusedError([
+      { field: 'dedupeKeys', message: 'name the rows to visit, or give the cancel an operator-queries port' },
+    ]);
   const order: CancelOrder = {
     id: `${request.purpose ?? '*'}/${request.channel ?? '*'}`,
     by: `${deps.actorKind ?? 'operator'}:${request.operator}`,
@@ -166,7 +164,7 @@ export const cancelNotifications = async (deps: CancelDeps, input: CancelRequest
         (r): r is DeliveryRecord => r !== undefined && r.eventId === request.eventId,
       )
     : // A paginated scan (operator use): pass dedupeKeys from an application's hot path.
-      await rowsOfEvent(deps, request.eventId);
+      await deps.queries!.findByEvent(request.eventId);
   const rows = candidates.filter(
     (r) =>
       r.kind === 'delivery' && r.tenant === request.tenant && cancelCovers(effective, r.purpose, r.channel),
