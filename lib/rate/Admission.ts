@@ -46,7 +46,9 @@ export class Admission {
   async admit(request: AdmissionRequest): Promise<AdmissionVerdict> {
     const { channel, policy, phone } = request;
     const sms = channel === 'sms' && phone !== undefined;
-    const country = sms ? checkCountry(policy.smsCountries, phone) : undefined;
+    // The number is parsed only when a rule needs its country (an allow-list or a breaker).
+    const needsCountry = sms && (policy.smsCountries !== undefined || policy.smsSpendBreaker !== undefined);
+    const country = needsCountry ? checkCountry(policy.smsCountries, phone) : undefined;
     if (country && !country.allowed) {
       this.deps.metrics?.count(ADMISSION_METRIC.countryRefused, 1, {
         purpose: policy.purpose,
