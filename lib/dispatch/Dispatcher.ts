@@ -971,7 +971,8 @@ export class Dispatcher {
         return this.parkForReplay(run, unknown, 'marked_unknown');
       }
       case 'retryable': {
-        if (attempts >= run.job.valid.policy.maxAttempts) {
+        // A hold (a quota, a paused account) is about the transport, not this row: it spends no budget.
+        if (attempts >= run.job.valid.policy.maxAttempts && !result.hold) {
           const exhausted = await this.move(row, 'rejected', `retry_budget_exhausted:${result.reason}`, {
             attempts,
             ttl: this.ttlFor(run, now),
