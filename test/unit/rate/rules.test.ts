@@ -3,7 +3,7 @@ import { protectCountryRules, protectedSmsCountries } from '../../../infra/const
 import { checkCountry, countryOf } from '../../../lib/domain/countryRules.js';
 import { isThrottle, onSuccess, onThrottle, slotCredit, slotOf } from '../../../lib/domain/pacing.js';
 import { PurposePolicySchema } from '../../../lib/domain/purposes.js';
-import { decideBreaker, windowStartOf } from '../../../lib/domain/spendBreaker.js';
+import { decideBreaker, freshWindowStart, windowStartOf } from '../../../lib/domain/spendBreaker.js';
 import { canTransition } from '../../../lib/domain/states.js';
 import { maxConcurrencyFor, RateSettingsSchema } from '../../../lib/rate/settings.js';
 
@@ -151,5 +151,17 @@ describe('spend breaker rules', () => {
     expect(decideBreaker({ state: 'closed', windowStart: 7_200_000, sends: 1 }, facts)).toEqual({
       kind: 'retry',
     });
+  });
+
+  it('the window never goes back: a lagging clock counts in the newer window, or trips it', () => {
+    // The item's window started an hour after this clock's (a dispatcher with a later clock).
+    const newer = facts.windowStart + 3_600_000;
+    expect(decideBreaker({ state: 'closed', windowStart: newer, sends: 1 }, facts)).toEqual({
+      kind: 'retry',
+    });
+    expect(decideBreaker({ state: 'closed', windowStart: newer, sends: 3 }, facts)).toEqual({ kind: 'trip' });
+    expect(freshWindowStart({ state: 'open', windowStart: newer }, facts.windowStart)).toBe(newer);
+    expect(freshWindowStart({ state: 'open', windowStart: 3_600_000 }, facts.windowStart)).toBe(7_200_000);
+    expect(freshWindowStart(undefined, facts.windowStart)).toBe(7_200_000);
   });
 });
