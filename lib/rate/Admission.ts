@@ -111,21 +111,6 @@ export class Admission {
     if (ticket?.tokens.length) this.deps.pacer?.refund(ticket.tokens);
   }
 
-  /**
-   * Both steps at once: for a caller with no claim between them (the dispatcher before its claim phase
-   * counted here; kept until that call site moves to `beforeClaim` / `beforeSend`).
-   */
-  async admit(request: AdmissionRequest): Promise<AdmissionVerdict> {
-    const verdict = await this.beforeClaim(request);
-    if (verdict.kind !== 'go') return verdict;
-    const sent = await this.beforeSend(verdict.ticket);
-    if (sent.kind === 'refuse') {
-      this.refund(verdict.ticket);
-      return sent;
-    }
-    return verdict;
-  }
-
   /** The provider's answer, for the pace (a throttle lowers it). */
   observe(transport: string, result: { kind: string; reason?: string }): void {
     this.deps.pacer?.observe(transport, result);
