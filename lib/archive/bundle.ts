@@ -79,9 +79,13 @@ export const orderedByLedger = <T extends TimelineRow>(
   for (const row of rows)
     if (!isFactLine(row)) transitionAt.set(`${row.dedupe_key}#${row.version}`, Number(row.transition_at_ms));
   const withClock = rows.map((row) => {
-    if (!isFactLine(row)) return { ...row, clock: 'ledger' as const, ledger_at_ms: Number(row.transition_at_ms) };
+    if (!isFactLine(row))
+      return { ...row, clock: 'ledger' as const, ledger_at_ms: Number(row.transition_at_ms) };
     const anchor = transitionAt.get(`${row.dedupe_key}#${row.version}`);
-    const arrival = row.stream_arrival_at_ms === null || row.stream_arrival_at_ms === undefined ? undefined : Number(row.stream_arrival_at_ms);
+    const arrival =
+      row.stream_arrival_at_ms === null || row.stream_arrival_at_ms === undefined
+        ? undefined
+        : Number(row.stream_arrival_at_ms);
     const candidates = [anchor, arrival].filter((v): v is number => v !== undefined && Number.isFinite(v));
     return {
       ...row,
