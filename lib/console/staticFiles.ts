@@ -1,19 +1,58 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fromPackageRoot } from '../packageRoot.js';
 import type { ConsoleResponse } from './http.js';
 
 /**
- * The page's files: one HTML page, one script, one stylesheet. Nothing else is served. Found from the
- * package root, so the compiled CLI (dist/bin, one bundle) serves them as the sources do.
+ * The page's files: one HTML page, its modules (one per concern, see static/js/), one stylesheet, and
+ * the chart library (uPlot, from its npm package: served from the console's own origin, never a CDN).
+ * Nothing else is served. Found from the package root, so the compiled CLI (dist/bin, one bundle) serves
+ * them as the sources do.
  */
 export const STATIC_DIR = fromPackageRoot('lib', 'console', 'static');
-export const STATIC_FILES: Readonly<Record<string, { file: string; type: string }>> = {
+
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+/** The page's own modules (static/js/*.js). */
+export const PAGE_MODULES = [
+  'api',
+  'dom',
+  'url',
+  'chartData',
+  'charts',
+  'overview',
+  'lists',
+  'operator',
+  'timeline',
+  'audit',
+] as const;
+
+/** uPlot's browser build and stylesheet (MIT; see docs/console.md for why this library). */
+const UPLOT_DIR = dirname(
+  createRequire(fromPackageRoot('package.json')).resolve('uplot/dist/uPlot.iife.min.js'),
+);
+
+export interface StaticEntry {
+  /** Path of the file: relative to STATIC_DIR, or absolute (the chart library's own files). */
+  file: string;
+  type: string;
+}
+
+export const STATIC_FILES: Readonly<Record<string, StaticEntry>> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
-  '/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
+  '/console.js': { file: 'console.js', type: JS },
+  '/console.css': { file: 'console.css', type: CSS },
+  ...Object.fromEntries(PAGE_MODULES.map((m) => [`/js/${m}.js`, { file: `js/${m}.js`, type: JS }])),
+  '/vendor/uPlot.iife.min.js': { file: join(UPLOT_DIR, 'uPlot.iife.min.js'), type: JS },
+  '/vendor/uPlot.min.css': { file: join(UPLOT_DIR, 'uPlot.min.css'), type: CSS },
 };
+
+/** Where a served path's file is, and the key it has in the page bucket (AWS). */
+export const staticFileOf = (entry: StaticEntry, dir: string = STATIC_DIR): string =>
+  entry.file.startsWith('/') ? entry.file : join(dir, entry.file);
+export const bucketKeyOf = (path: string): string => (path === '/' ? 'index.html' : path.slice(1));
 
 /**
  * Strict CSP: scripts and styles only from the console's own origin (no inline script, no eval), API
@@ -63,7 +102,7 @@ export const staticFilesFrom = (
     return {
       status: 200,
       headers: { ...securityHeaders(), 'content-type': entry.type },
-      body: await readFile(join(dir, entry.file)),
+      body: await readFile(staticFileOf(entry, dir)),
     };
   },
 });
