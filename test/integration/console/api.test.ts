@@ -117,7 +117,10 @@ describe('console API: viewer', () => {
     expect(of('retry_wait').rows).toBe(1);
     expect(of('accepted')).toEqual({ state: 'accepted', rows: 1, oldestAgeSeconds: null });
     // The archive figures say that there is no archive here, rather than showing zeros.
-    expect(res.body.panels.latency.percentiles).toEqual({ rows: null, error: 'no audit archive is configured' });
+    expect(res.body.panels.latency.percentiles).toEqual({
+      rows: null,
+      error: 'no audit archive is configured',
+    });
     expect(res.headers['content-security-policy']).toContain("default-src 'none'");
   });
 

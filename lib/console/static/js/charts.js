@@ -74,6 +74,8 @@ export const chartFigure = ({
     },
   );
   const numbersBox = el('div', { class: 'numbers sr-only', id: `${id}-numbers` }, numbers);
+  // While only in the accessibility tree, the table's box is not a scroll stop of its own.
+  if (numbers.classList.contains('table-wrap')) numbers.removeAttribute('tabindex');
   const toggle = el('button', {
     type: 'button',
     class: 'link show-numbers',

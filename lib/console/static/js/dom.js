@@ -92,9 +92,11 @@ export const table = (columns, rows, options = {}) => {
       }),
     ),
   );
+  // A wide table scrolls sideways in its own box on a narrow screen: the box is a named region that
+  // takes the focus, so the keyboard can scroll it too.
   return el(
     'div',
-    { class: 'table-wrap' },
+    { class: 'table-wrap', role: 'region', tabindex: 0, 'aria-label': options.caption ?? 'table' },
     el(
       'table',
       options.attrs ?? {},

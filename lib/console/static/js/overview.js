@@ -341,4 +341,3 @@ export const loadOverview = async () => {
   renderOverview(o);
   return o;
 };
-
