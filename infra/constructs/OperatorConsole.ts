@@ -277,7 +277,10 @@ export class OperatorConsole extends Construct {
    * `digests/` objects (ListObjectsV2 with those prefixes, GetObject), and GetPublicKey of the digest key.
    * Nothing else: no write to the archive, no Sign, no Decrypt.
    */
-  private grantExportBundle(fn: SendproofFunction, archive: { bucket: s3.IBucket; digestKey: kms.IKey }): void {
+  private grantExportBundle(
+    fn: SendproofFunction,
+    archive: { bucket: s3.IBucket; digestKey: kms.IKey },
+  ): void {
     fn.setEnv(ENV.archiveBucket, archive.bucket.bucketName).setEnv(ENV.digestKeyId, archive.digestKey.keyArn);
     const prefixes = [ARCHIVE_PREFIX, DIGEST_PREFIX];
     fn.role.addToPrincipalPolicy(

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -698,6 +698,8 @@ describe('operator console in Chromium', () => {
         await page.click('#queries-form button[type="submit"]');
         await page.locator('[data-testid="query-results"] tbody tr').first().waitFor();
       }
+      // An absent value is shown as a dash, never as the word null
+      expect(await page.locator(`#view-${name}`).textContent()).not.toMatch(/\bnull\b|\bundefined\b/);
       report[name] = await axe(page);
       if (name !== 'overview' && name !== 'timeline') await shoot(page, `console-${name}.png`);
     }

@@ -139,3 +139,43 @@ describe("the charts' data", () => {
     ]);
   });
 });
+
+describe("the page's files", () => {
+  it('serves every module of static/js/ and nothing else, under the same strict CSP', async () => {
+    const { readdirSync } = await import('node:fs');
+    const { PAGE_MODULES, STATIC_DIR, STATIC_FILES, contentSecurityPolicy } = await import(
+      '../../../lib/console/staticFiles.js'
+    );
+    const onDisk = readdirSync(`${STATIC_DIR}/js`)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => f.replace(/\.js$/, ''))
+      .sort();
+    expect([...PAGE_MODULES].sort()).toEqual(onDisk);
+    expect(Object.keys(STATIC_FILES).filter((p) => p.startsWith('/vendor/'))).toEqual([
+      '/vendor/uPlot.iife.min.js',
+      '/vendor/uPlot.min.css',
+    ]);
+    expect(contentSecurityPolicy()).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+  });
+
+  it('uses no innerHTML, eval, inline script or inline style: every value reaches the page as text', async () => {
+    const { readFileSync, readdirSync } = await import('node:fs');
+    const { STATIC_DIR } = await import('../../../lib/console/staticFiles.js');
+    const sources = ['console.js', ...readdirSync(`${STATIC_DIR}/js`).map((f) => `js/${f}`)].map((f) => [
+      f,
+      // comments may name what the code never does
+      readFileSync(`${STATIC_DIR}/${f}`, 'utf8').replace(/^\s*\/\/.*$/gm, ''),
+    ]);
+    for (const [file, source] of sources) {
+      expect(source, file).not.toMatch(
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/,
+      );
+      expect(source, file).not.toMatch(/setAttribute\(['"]style|\.style\./);
+    }
+    const html = readFileSync(`${STATIC_DIR}/index.html`, 'utf8');
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/);
+    expect(html).not.toMatch(/\sstyle=|<style/);
+  });
+});

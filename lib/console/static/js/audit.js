@@ -1,7 +1,7 @@
 // The audit view: the named queries over the archive (their results sorted and paged in the page), the
 // suppression list, and the operator's cancel and suppress forms.
 import { api, session } from './api.js';
-import { $, el, field, pager, provenance, table } from './dom.js';
+import { $, el, field, fill, pager, provenance, table } from './dom.js';
 import { cancelForm, suppressForm } from './operator.js';
 import { nextSort, readUrl, writeUrl } from './url.js';
 
@@ -97,7 +97,8 @@ export const loadSuppressions = async () => {
 let lastResult;
 const renderResult = () => {
   if (!lastResult) return;
-  $('queries-body').replaceChildren(
+  fill(
+    $('queries-body'),
     localTable(
       lastResult.rows.map((row) =>
         Object.fromEntries(

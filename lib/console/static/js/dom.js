@@ -18,6 +18,10 @@ export const el = (tag, props = {}, ...children) => {
   return node;
 };
 
+/** Replaces a node's children, skipping the absent ones (replaceChildren would write "null"). */
+export const fill = (node, ...children) =>
+  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
+
 export const text = (value) => (value === null || value === undefined || value === '' ? '–' : String(value));
 
 export const age = (seconds) => {

@@ -3,7 +3,7 @@
 // acceptance it was recorded after: the page says so instead of showing delivery before acceptance),
 // the provider ids, the archive's records, and the export bundle.
 import { api } from './api.js';
-import { $, el, setStatus, table, text } from './dom.js';
+import { $, el, fill, setStatus, table, text } from './dom.js';
 import { writeUrl } from './url.js';
 
 const gap = (ms) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(3)} s`);
@@ -64,7 +64,8 @@ export const showTimeline = async (key) => {
     const t = await api(`/api/timeline?${new URLSearchParams({ key })}`);
     if (request !== timelineRequest) return;
     const r = t.row;
-    $('timeline-body').replaceChildren(
+    fill(
+      $('timeline-body'),
       el('p', {}, el('span', { class: 'key', 'data-testid': 'timeline-key', text: r.dedupeKey })),
       table(
         [
