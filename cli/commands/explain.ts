@@ -43,7 +43,7 @@ export const describeArchived = (rows: ReadonlyArray<Record<string, unknown>>): 
     const gap = Number(r.ledger_at_ms) - Number(r.transition_at_ms);
     const note =
       r.clock === 'provider' && gap > 0
-        ? ` [provider's clock ${formatGap(gap)} before the ledger's v${String(r.version)}, recorded after it]`
+        ? ` [${formatGap(gap)} before the ledger recorded v${String(r.version)}; two clocks, recorded after it]`
         : '';
     return `${head}${tail}${note}`;
   });

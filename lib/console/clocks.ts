@@ -94,7 +94,7 @@ export const describeEntry = (entry: ClockedEntry): string => {
   if (entry.kind !== 'fact' || !entry.recordedAfter) return base;
   const relation =
     entry.providerEarlierByMs !== undefined
-      ? `; the provider's clock reads ${formatGap(entry.providerEarlierByMs)} before the ledger's ${entry.recordedAfter.what} at ${iso(entry.recordedAfter.at)}: two clocks, and the ledger recorded it after`
+      ? `; ${formatGap(entry.providerEarlierByMs)} before the ledger recorded ${entry.recordedAfter.what} at ${iso(entry.recordedAfter.at)} (two clocks; recorded after it)`
       : '';
   return `${base}${relation}`;
 };

@@ -145,7 +145,7 @@ export const demoTimeline = (row: DeliveryRecord): string => {
     .map((f) => {
       const earlier =
         f.providerEarlierByMs !== undefined && f.recordedAfter
-          ? `; ${formatGap(f.providerEarlierByMs)} before the ledger's ${f.recordedAfter.what} by the other clock, recorded after it`
+          ? `; ${formatGap(f.providerEarlierByMs)} before the ledger recorded ${f.recordedAfter.what}`
           : '';
       return `${f.what} at ${iso(f.at)} (provider clock; ${f.why ?? f.by}${earlier})`;
     });

@@ -135,12 +135,12 @@ describe('a timeline says whose clock each time is and never shows a delivery be
     // Assess: each time is followed by its clock; the earlier provider time is explained
     expect(line).toBe(
       'accepted by rest at 2026-12-01T12:27:28.983Z (ledger clock; msg sim_1) · delivered at 2026-12-01T12:27:27.522Z ' +
-        "(provider clock; rest:delivered; 1.461 s before the ledger's accepted by the other clock, recorded after it)",
+        "(provider clock; rest:delivered; 1.461 s before the ledger recorded accepted)",
     );
     for (const time of line.match(/\d{4}-\d\d-\d\dT[\d:.]+Z/g) ?? [])
       expect(line.slice(line.indexOf(time) + time.length)).toMatch(/^ \((ledger|provider) clock/);
     expect(demoTimeline(fast)).toContain(
-      "sent at 2026-12-01T12:27:27.835Z (provider clock; rest:sent; 8 ms before the ledger's accepted",
+      'sent at 2026-12-01T12:27:27.835Z (provider clock; rest:sent; 8 ms before the ledger recorded accepted)',
     );
   });
 
@@ -170,14 +170,14 @@ describe('a timeline says whose clock each time is and never shows a delivery be
       ]);
       expect(printed.at(-1)).toMatch(/^ {2}2026-12-01T12:27:27\.522Z provider /);
       expect(printed.at(-1)).toContain(
-        "[provider's clock 1.461 s before the ledger's v4, recorded after it]",
+        '[1.461 s before the ledger recorded v4; two clocks, recorded after it]',
       );
       expect(printed[3]).toMatch(/^ {2}2026-12-01T12:27:28\.983Z ledger {3}/);
       expect(timeline.split('\n').at(-1)).toContain(
         'delivered at 2026-12-01T12:27:27.522Z provider clock by evidence:rest',
       );
       expect(timeline.split('\n').at(-1)).toContain(
-        "the provider's clock reads 1.461 s before the ledger's accepted at 2026-12-01T12:27:28.983Z",
+        '1.461 s before the ledger recorded accepted at 2026-12-01T12:27:28.983Z (two clocks; recorded after it)',
       );
 
       // The export bundle's timeline: the ledger's order with each line's clock (version 2); the

@@ -43,7 +43,7 @@ const clockedTable = (entries) =>
         label: 'note',
         render: (e) =>
           e.providerEarlierByMs !== null
-            ? `the provider's clock reads ${gap(e.providerEarlierByMs)} before the ledger's ${e.recordedAfter.what}: two clocks; the ledger recorded this after it`
+            ? `${gap(e.providerEarlierByMs)} before the ledger recorded ${e.recordedAfter.what} (two clocks; recorded after it)`
             : '',
       },
     ],
