@@ -1,7 +1,8 @@
 -- name: delivery-facts-daily
 -- description: What providers reported after acceptance, per day (the provider's clock) and channel:
 --   delivered, bounced (permanent or transient), complained, failed (rejected, carrier failed, validity
---   expired). One count per fact recorded; a notification can have several facts.
+--   expired, refused by the provider's own suppression list). One count per fact recorded; a
+--   notification can have several facts.
 -- param: tenant string Tenant (the archive is partitioned by tenant; one tenant per query)
 -- param: day_from string First day, YYYY-MM-DD (inclusive; prunes partitions)
 -- param: day_to string Last day, YYYY-MM-DD (inclusive)
@@ -29,7 +30,9 @@ SELECT
   count(*) FILTER (WHERE to_state IN ('delivery:bounced_permanent', 'delivery:bounced_transient')) AS bounced,
   count(*) FILTER (WHERE to_state = 'delivery:complained') AS complained,
   count(*) FILTER (
-    WHERE to_state IN ('delivery:rejected', 'delivery:carrier_failed', 'delivery:ttl_expired')
+    WHERE to_state IN (
+      'delivery:rejected', 'delivery:carrier_failed', 'delivery:ttl_expired', 'delivery:provider_suppressed'
+    )
   ) AS failed
 FROM unique_transitions
 WHERE record_kind = 'delivery_fact'
