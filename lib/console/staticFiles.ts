@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fromPackageRoot } from '../packageRoot.js';
 import type { ConsoleResponse } from './http.js';
 
@@ -28,15 +28,12 @@ export const PAGE_MODULES = [
   'audit',
 ] as const;
 
-/** uPlot's browser build and stylesheet (MIT; see docs/console.md for why this library). */
-const UPLOT_DIR = dirname(
-  createRequire(fromPackageRoot('package.json')).resolve('uplot/dist/uPlot.iife.min.js'),
-);
-
 export interface StaticEntry {
-  /** Path of the file: relative to STATIC_DIR, or absolute (the chart library's own files). */
+  /** Path of the file relative to STATIC_DIR, or (`npm`) a file of an installed package. */
   file: string;
   type: string;
+  /** The file is in an npm package (resolved when served: the Lambda bundle never serves the page). */
+  npm?: boolean;
 }
 
 export const STATIC_FILES: Readonly<Record<string, StaticEntry>> = {
@@ -45,13 +42,14 @@ export const STATIC_FILES: Readonly<Record<string, StaticEntry>> = {
   '/console.js': { file: 'console.js', type: JS },
   '/console.css': { file: 'console.css', type: CSS },
   ...Object.fromEntries(PAGE_MODULES.map((m) => [`/js/${m}.js`, { file: `js/${m}.js`, type: JS }])),
-  '/vendor/uPlot.iife.min.js': { file: join(UPLOT_DIR, 'uPlot.iife.min.js'), type: JS },
-  '/vendor/uPlot.min.css': { file: join(UPLOT_DIR, 'uPlot.min.css'), type: CSS },
+  // uPlot's browser build and stylesheet (MIT; docs/console.md says why this library).
+  '/vendor/uPlot.iife.min.js': { file: 'uplot/dist/uPlot.iife.min.js', type: JS, npm: true },
+  '/vendor/uPlot.min.css': { file: 'uplot/dist/uPlot.min.css', type: CSS, npm: true },
 };
 
 /** Where a served path's file is, and the key it has in the page bucket (AWS). */
 export const staticFileOf = (entry: StaticEntry, dir: string = STATIC_DIR): string =>
-  entry.file.startsWith('/') ? entry.file : join(dir, entry.file);
+  entry.npm ? createRequire(fromPackageRoot('package.json')).resolve(entry.file) : join(dir, entry.file);
 export const bucketKeyOf = (path: string): string => (path === '/' ? 'index.html' : path.slice(1));
 
 /**
