@@ -40,6 +40,8 @@ export interface NotificationSearch {
 export interface SloFigure {
   purpose: string;
   channel?: string;
+  /** Which objective of the purpose (`accepted`, `delivered`, `duplicates`, …). */
+  objectiveName?: string;
   /** The objective, e.g. 0.995. */
   objective: number;
   /** Good / eligible in the window. */

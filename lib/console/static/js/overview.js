@@ -262,7 +262,10 @@ const sloPanel = (p) =>
       ? chartFigure({
           id: 'slo-chart',
           title: 'Attainment and objective per purpose (%)',
-          xs: p.rows.map((r) => `${r.purpose}${r.channel ? ` · ${r.channel}` : ''}`),
+          xs: p.rows.map(
+            (r) =>
+              `${r.purpose}${r.channel ? ` · ${r.channel}` : ''}${r.objectiveName ? ` · ${r.objectiveName}` : ''}`,
+          ),
           series: [
             { name: 'attainment %', values: p.rows.map((r) => Math.round(r.attainment * 10000) / 100) },
             { name: 'objective %', values: p.rows.map((r) => Math.round(r.objective * 10000) / 100) },
@@ -276,7 +279,8 @@ const sloPanel = (p) =>
           [
             { label: 'purpose', key: 'purpose' },
             { label: 'channel', key: 'channel' },
-            { label: 'objective', render: (r) => `${(r.objective * 100).toFixed(2)} %`, num: true },
+            { label: 'objective of', key: 'objectiveName' },
+            { label: 'objective', render: (r) => `${(r.objective * 100).toFixed(3)} %`, num: true },
             { label: 'attainment', render: (r) => `${(r.attainment * 100).toFixed(2)} %`, num: true },
             { label: 'budget left', render: (r) => `${Math.round(r.budgetLeft * 100)} %`, num: true },
             { label: 'good / eligible', render: (r) => `${r.good} / ${r.eligible}`, num: true },
