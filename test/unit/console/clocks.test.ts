@@ -135,7 +135,7 @@ describe('a timeline says whose clock each time is and never shows a delivery be
     // Assess: each time is followed by its clock; the earlier provider time is explained
     expect(line).toBe(
       'accepted by rest at 2026-12-01T12:27:28.983Z (ledger clock; msg sim_1) · delivered at 2026-12-01T12:27:27.522Z ' +
-        "(provider clock; rest:delivered; 1.461 s before the ledger recorded accepted)",
+        '(provider clock; rest:delivered; 1.461 s before the ledger recorded accepted)',
     );
     for (const time of line.match(/\d{4}-\d\d-\d\dT[\d:.]+Z/g) ?? [])
       expect(line.slice(line.indexOf(time) + time.length)).toMatch(/^ \((ledger|provider) clock/);
