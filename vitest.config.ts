@@ -1,5 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
+const IAM_CHECK = 'test/infra/iamCommands.test.ts';
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -27,9 +29,16 @@ export default defineConfig({
         test: {
           name: 'servers',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/unit/**'],
+          exclude: ['test/unit/**', IAM_CHECK],
+          // Also turns the AWS command recorder on for the run (lib/aws/commandLog.ts).
           globalSetup: ['test/support/globalSetup.ts'],
         },
+      },
+      {
+        // The IAM check reads what the other projects' tests recorded, so it runs after them (alone, it
+        // runs the function-level integration files itself first; test/infra/iamCommands.test.ts).
+        extends: true,
+        test: { name: 'iam', include: [IAM_CHECK], sequence: { groupOrder: 1 } },
       },
     ],
   },
