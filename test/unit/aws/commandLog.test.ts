@@ -12,10 +12,10 @@ import { loadConfig } from '../../../lib/config.js';
 
 /** Answers every command locally (no server): the recorder runs before this, at the initialize step. */
 const offline = <C extends DynamoDBDocumentClient | SQSClient>(client: C): C => {
-  client.middlewareStack.add(() => async () => ({ output: { $metadata: {} }, response: {} }) as never, {
-    step: 'finalizeRequest',
-    name: 'answerOffline',
-  });
+  (client as DynamoDBDocumentClient).middlewareStack.add(
+    () => async () => ({ output: { $metadata: {} }, response: {} }) as never,
+    { step: 'finalizeRequest', name: 'answerOffline' },
+  );
   return client;
 };
 
