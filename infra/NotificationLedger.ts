@@ -26,7 +26,11 @@ import { IntakeQueue } from './constructs/IntakeQueue.js';
 import { LedgerTables } from './constructs/LedgerTables.js';
 import { OperatorConsole, type OperatorConsoleProps } from './constructs/OperatorConsole.js';
 import { ReconcilerWorkflow } from './constructs/ReconcilerWorkflow.js';
-import { protectCountryRules, protectedSmsCountries } from './constructs/smsProtect.js';
+import {
+  protectCountryRules,
+  protectedSmsCountries,
+  unsupportedSmsCountries,
+} from './constructs/smsProtect.js';
 import { acknowledge } from './nag.js';
 
 export type EmailTransportName = 'ses' | 'resend' | 'sendgrid' | 'rest' | 'simulator';
@@ -414,6 +418,8 @@ const validate = (props: NotificationLedgerProps): void => {
   if (props.sms.transport === 'sms-v2' && !props.sms.originationIdentityArn) {
     problems.push('sms.originationIdentityArn is required with the sms-v2 transport');
   }
+  // The purposes' SMS countries become the protect configuration's rules: only documented destinations.
+  if (props.sms.transport === 'sms-v2') problems.push(...unsupportedSmsCountries(props.purposes ?? []));
   for (const [channel, transport] of [
     ['email', props.email.transport],
     ['sms', props.sms.transport],
