@@ -20,7 +20,9 @@ export default defineConfig({
       {
         // Unit tests start no server: no global setup, so `npx vitest run test/unit` needs no Java.
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+        // Unit tests are not the integration suite: their clients (fakes named like real resources) are
+        // never recorded for the IAM check, even when the servers project turned the recorder on.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env: { SENDPROOF_AWS_COMMAND_LOG: '' } },
       },
       {
         // One DynamoDB Local for the run of these files only (vitest runs a project's global setup only
