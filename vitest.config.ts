@@ -1,5 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
+const IAM_CHECK = 'test/infra/iamCommands.test.ts';
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -18,7 +20,9 @@ export default defineConfig({
       {
         // Unit tests start no server: no global setup, so `npx vitest run test/unit` needs no Java.
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+        // Unit tests are not the integration suite: their clients (fakes named like real resources) are
+        // never recorded for the IAM check, even when the servers project turned the recorder on.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env: { SENDPROOF_AWS_COMMAND_LOG: '' } },
       },
       {
         // One DynamoDB Local for the run of these files only (vitest runs a project's global setup only
@@ -27,9 +31,16 @@ export default defineConfig({
         test: {
           name: 'servers',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/unit/**'],
+          exclude: ['test/unit/**', IAM_CHECK],
+          // Also turns the AWS command recorder on for the run (lib/aws/commandLog.ts).
           globalSetup: ['test/support/globalSetup.ts'],
         },
+      },
+      {
+        // The IAM check reads what the other projects' tests recorded, so it runs after them (alone, it
+        // runs the function-level integration files itself first; test/infra/iamCommands.test.ts).
+        extends: true,
+        test: { name: 'iam', include: [IAM_CHECK], sequence: { groupOrder: 1 } },
       },
     ],
   },

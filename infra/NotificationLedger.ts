@@ -26,7 +26,11 @@ import { IntakeQueue } from './constructs/IntakeQueue.js';
 import { LedgerTables } from './constructs/LedgerTables.js';
 import { OperatorConsole, type OperatorConsoleProps } from './constructs/OperatorConsole.js';
 import { ReconcilerWorkflow } from './constructs/ReconcilerWorkflow.js';
-import { protectCountryRules, protectedSmsCountries } from './constructs/smsProtect.js';
+import {
+  protectCountryRules,
+  protectedSmsCountries,
+  unsupportedSmsCountries,
+} from './constructs/smsProtect.js';
 import { acknowledge } from './nag.js';
 
 export type EmailTransportName = 'ses' | 'resend' | 'sendgrid' | 'rest' | 'simulator';
@@ -218,9 +222,9 @@ export class NotificationLedger extends Construct {
       description: 'Sendproof: seals intents that left the happy path (AWS Encryption SDK data keys)',
       enableKeyRotation: true,
     });
-    const dispatch = this.dispatcher.function
-      .bindLedger(this.tables.ledger, 'readwrite')
-      .bindSuppression(this.tables.suppression, 'read')
+    // The batch's gate facts are one BatchGetItem over both tables (lib/ledger/DynamoGateFacts.ts).
+    const dispatch = this.tables
+      .bindTo(this.dispatcher.function, { ledger: 'readwrite', suppression: 'read', batchGateReads: true })
       .bindContentHashSecret(this.contentHashSecret)
       .bindSealKey(this.sealKey)
       .bindIntakeQueue(this.intake.queue, 'visibility')
@@ -277,17 +281,15 @@ export class NotificationLedger extends Construct {
       smsEvents: props.sms.transport === 'sms-v2',
       logRetention: props.logRetention,
     });
-    this.evidence.function
-      .bindLedger(this.tables.ledger, 'readwrite')
-      // Permanent bounces and complaints add the recipient to the suppression list.
-      .bindSuppression(this.tables.suppression, 'readwrite')
+    // Permanent bounces and complaints add the recipient to the suppression list.
+    this.tables
+      .bindTo(this.evidence.function, { ledger: 'readwrite', suppression: 'readwrite' })
       .setEnv(ENV.purposes, purposesJson);
     // Twilio reports message status to the evidence endpoint (the key hash rides in the URL).
     if (props.sms.transport === 'twilio')
       dispatch.setEnv(ENV.twilioStatusCallbackUrl, `${this.evidence.webhookUrl.url}twilio`);
-    this.evidence.webhook
-      .bindLedger(this.tables.ledger, 'readwrite')
-      .bindSuppression(this.tables.suppression, 'readwrite')
+    this.tables
+      .bindTo(this.evidence.webhook, { ledger: 'readwrite', suppression: 'readwrite' })
       .setEnv(ENV.purposes, purposesJson);
     // The purposes' SMS countries also hold at the provider, for any caller that bypasses Sendproof.
     const smsCountries = protectedSmsCountries(props.purposes ?? []);
@@ -314,10 +316,11 @@ export class NotificationLedger extends Construct {
       logRetention: props.logRetention,
     });
     // Lookups only: the reconciler asks providers about lost answers (provider secret), never hashes content.
-    // The sweep re-publishes a notice naming a sealed notification; it never opens seals itself.
+    // The sweep re-publishes a notice naming a sealed notification; it never opens seals itself, and it
+    // releases (deletes) a seal whose rows are all final.
     transportEnv(
-      this.reconciler.function
-        .bindLedger(this.tables.ledger, 'readwrite')
+      this.tables
+        .bindTo(this.reconciler.function, { ledger: 'readwrite', releaseSeals: true })
         .bindIntakeQueue(this.intake.queue, 'send')
         .setEnv(
           ENV.parkGraceSeconds,
@@ -416,6 +419,8 @@ const validate = (props: NotificationLedgerProps): void => {
   if (props.sms.transport === 'sms-v2' && !props.sms.originationIdentityArn) {
     problems.push('sms.originationIdentityArn is required with the sms-v2 transport');
   }
+  // The purposes' SMS countries become the protect configuration's rules: only documented destinations.
+  if (props.sms.transport === 'sms-v2') problems.push(...unsupportedSmsCountries(props.purposes ?? []));
   for (const [channel, transport] of [
     ['email', props.email.transport],
     ['sms', props.sms.transport],

@@ -165,7 +165,13 @@ export const ConfigSchema = z.object({
   endpointSmsV2: optionalUrl,
   region: z.string().default('us-east-1'),
 });
-export type Config = z.output<typeof ConfigSchema>;
+export type Config = z.output<typeof ConfigSchema> & {
+  /**
+   * The Lambda function this configuration is for, set by `functionConfig` (never read from the
+   * environment). lib/aws attributes the clients built from it to that function (the command recorder).
+   */
+  readonly functionName?: FunctionName;
+};
 
 export const loadConfig = (env: Readonly<Record<string, string | undefined>> = process.env): Config => {
   const raw = Object.fromEntries(
@@ -200,6 +206,18 @@ export const FUNCTION_SETTINGS = {
 } as const satisfies Record<string, ReadonlyArray<keyof Config>>;
 
 export type FunctionName = keyof typeof FUNCTION_SETTINGS;
+
+/**
+ * A Lambda entry's configuration: the environment parsed, the settings the function needs checked, and
+ * the function named (`functionName`), so every client built from it is known to be that function's.
+ */
+export const functionConfig = <N extends FunctionName>(
+  name: N,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+) => ({
+  ...requireSettings(loadConfig(env), FUNCTION_SETTINGS[name]),
+  functionName: name,
+});
 
 export const requireSettings = <K extends keyof Config>(
   config: Config,

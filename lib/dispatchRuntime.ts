@@ -1,6 +1,8 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AttachmentStore, UriAttachmentStore } from './attachments/AttachmentStore.js';
+import { clientOptionsFor } from './aws/clients.js';
+import { isRecordingAwsCommands, recordKeyringCall } from './aws/commandLog.js';
 import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
 import { ConfigurationError } from './domain/errors.js';
 import type { PurposeRegistry } from './domain/purposes.js';
@@ -100,7 +102,9 @@ const LOCAL_SEAL_KEY = Buffer.from('sendproof-local-seal-key-32bytes', 'utf8');
  * KMS in AWS; a raw AES key locally. Refuses to run deployed without a KMS key. The Encryption SDK loads
  * on the first seal or open (lib/seal/lazySealer.ts); a malformed local key is still refused here.
  */
-export const sealerFor = (config: Config): IntentSealer => {
+export const sealerFor = (config: Config): IntentSealer => recordedKeyring(config, keyringSealer(config));
+
+const keyringSealer = (config: Config): IntentSealer => {
   const load = () => import('./seal/IntentSealer.js');
   if (config.sealKeyArn) {
     const arn = config.sealKeyArn;
@@ -119,6 +123,25 @@ export const sealerFor = (config: Config): IntentSealer => {
   return lazySealer(async () => (await load()).localSealer(key));
 };
 
+/**
+ * Test runs only (the command recorder on, lib/aws/commandLog.ts): each seal and open is recorded as the
+ * KMS call the deployed keyring makes on the seal key, so the IAM check covers the Encryption SDK too.
+ */
+const recordedKeyring = (config: Config, sealer: IntentSealer): IntentSealer => {
+  if (!config.functionName || !isRecordingAwsCommands()) return sealer;
+  const caller = { function: config.functionName, settings: config };
+  return {
+    seal: (body, logicalKey) => {
+      recordKeyringCall(caller, 'GenerateDataKey', 'sealKeyArn');
+      return sealer.seal(body, logicalKey);
+    },
+    open: (sealed, logicalKey) => {
+      recordKeyringCall(caller, 'Decrypt', 'sealKeyArn');
+      return sealer.open(sealed, logicalKey);
+    },
+  };
+};
+
 export const createRuntime = async (config: Config): Promise<Runtime> => {
   const settings = requireSettings(config, FUNCTION_SETTINGS.dispatch);
   const documentClient = documentClientFor(config);
@@ -131,10 +154,7 @@ export const createRuntime = async (config: Config): Promise<Runtime> => {
     transports: transportsFor(config),
     // The S3 SDK loads on the first s3:// attachment (lib/aws/storageClients.ts), not at init.
     attachments: new UriAttachmentStore(async () =>
-      (await import('./aws/storageClients.js')).s3Client({
-        region: config.region,
-        ...(config.endpointS3 ? { endpoint: config.endpointS3 } : {}),
-      }),
+      (await import('./aws/storageClients.js')).s3Client(clientOptionsFor(config, 'endpointS3')),
     ),
     purposes: purposesFor(config),
     contentHashKey: await resolveContentHashKey(config),

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { dynamoDocumentClient } from './aws/clients.js';
+import { clientOptionsFor, dynamoDocumentClient } from './aws/clients.js';
 import { type Config, requireSettings } from './config.js';
 import type { Clock } from './domain/clock.js';
 import { PurposeRegistry } from './domain/purposes.js';
@@ -15,10 +15,7 @@ import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
  * lib/dispatchRuntime.ts (the dispatcher's full set) so the reconcile and evidence functions load only these.
  */
 export const documentClientFor = (config: Config): DynamoDBDocumentClient =>
-  dynamoDocumentClient({
-    region: config.region,
-    ...(config.endpointDynamoDb ? { endpoint: config.endpointDynamoDb } : {}),
-  });
+  dynamoDocumentClient(clientOptionsFor(config, 'endpointDynamoDb'));
 
 export const ledgerFor = (config: Config, documentClient = documentClientFor(config)): DynamoLedger =>
   new DynamoLedger(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable, {

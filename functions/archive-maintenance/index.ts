@@ -1,12 +1,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { KMSClient } from '@aws-sdk/client-kms';
 import type { Context } from 'aws-lambda';
 import { drainFailureQueue } from '../../lib/archive/backfill.js';
 import { createDigests, kmsSigner } from '../../lib/archive/digest.js';
 import { S3Store } from '../../lib/archive/store.js';
-import { dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
+import { clientOptionsFor, dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
+import { kmsClient } from '../../lib/aws/kmsClient.js';
 import { s3Client } from '../../lib/aws/storageClients.js';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { functionConfig } from '../../lib/config.js';
 import { archiveRetentionDaysOf, PurposeRegistry } from '../../lib/domain/purposes.js';
 import { SERVICE_NAME } from '../../lib/observability.js';
 
@@ -15,18 +15,17 @@ import { SERVICE_NAME } from '../../lib/observability.js';
  * archiver gave up on (its failure queue), then a signed digest for every partition of yesterday and
  * today that has objects no digest lists yet. Logic: lib/archive/backfill.ts and lib/archive/digest.ts.
  */
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.archiveMaintenance);
+const config = functionConfig('archiveMaintenance');
 const logger = new Logger({ serviceName: SERVICE_NAME });
-const at = (endpoint: string | undefined) => ({ region: config.region, ...(endpoint ? { endpoint } : {}) });
-const s3 = s3Client(at(config.endpointS3));
+const s3 = s3Client(clientOptionsFor(config, 'endpointS3'));
 const DAY_MS = 86_400_000;
 
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
   const backfill = await drainFailureQueue({
-    doc: dynamoDocumentClient(at(config.endpointDynamoDb)),
+    doc: dynamoDocumentClient(clientOptionsFor(config, 'endpointDynamoDb')),
     table: config.ledgerTable,
-    sqs: sqsClient(at(config.endpointSqs)),
+    sqs: sqsClient(clientOptionsFor(config, 'endpointSqs')),
     queueUrl: config.archiveFailuresUrl,
     writer: {
       s3,
@@ -41,7 +40,7 @@ export const handler = async (_event: unknown, context: Context) => {
   const now = Date.now();
   const digests = await createDigests({
     store: new S3Store(s3, config.archiveBucket),
-    signer: kmsSigner(new KMSClient({ region: config.region }), config.digestKeyId),
+    signer: kmsSigner(kmsClient(clientOptionsFor(config)), config.digestKeyId),
     from: new Date(now - DAY_MS).toISOString().slice(0, 10),
     to: new Date(now).toISOString().slice(0, 10),
   });

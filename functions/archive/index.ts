@@ -2,8 +2,9 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { createArchiver } from '../../lib/archive/archiver.js';
+import { clientOptionsFor } from '../../lib/aws/clients.js';
 import { s3Client } from '../../lib/aws/storageClients.js';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { functionConfig } from '../../lib/config.js';
 import { ConfigurationError } from '../../lib/domain/errors.js';
 import { archiveRetentionDaysOf, PurposeRegistry } from '../../lib/domain/purposes.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
@@ -13,7 +14,7 @@ import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability
  * lib/archive/archiver.ts. Bisect-on-error, retries, maximum record age and the on-failure destination
  * are event-source settings (infra/); IteratorAge is the alarm that says the archive is falling behind.
  */
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.archive);
+const config = functionConfig('archive');
 if (!config.archiveBucket)
   throw new ConfigurationError('SENDPROOF_ARCHIVE_BUCKET is required by the archiver');
 
@@ -22,7 +23,7 @@ const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE
 
 const archive = createArchiver({
   // Pass the one shared client builder's client, so local endpoints and retries are configured once.
-  s3: s3Client({ region: config.region, ...(config.endpointS3 ? { endpoint: config.endpointS3 } : {}) }),
+  s3: s3Client(clientOptionsFor(config, 'endpointS3')),
   bucket: config.archiveBucket,
   ...(config.archiveMirrorDir ? { mirrorDir: config.archiveMirrorDir } : {}),
   logger,

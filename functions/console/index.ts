@@ -1,8 +1,9 @@
-import { KMSClient } from '@aws-sdk/client-kms';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { athenaClient } from '../../lib/aws/athenaClient.js';
+import { clientOptionsFor } from '../../lib/aws/clients.js';
+import { kmsClient } from '../../lib/aws/kmsClient.js';
 import { s3Client } from '../../lib/aws/storageClients.js';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { functionConfig } from '../../lib/config.js';
 import { stdoutAuditLog } from '../../lib/console/adapters.js';
 import { athenaAuditQueries } from '../../lib/console/athenaAuditQueries.js';
 import { jwtClaimsAuthenticator } from '../../lib/console/auth.js';
@@ -14,7 +15,7 @@ import { consoleHandlerFor } from '../../lib/console/wiring.js';
  * Console API Lambda behind API Gateway (HTTP API) with a Cognito JWT authorizer: the gateway verifies
  * the token; lib/console reads its verified claims, routes, and answers. Only wiring lives here.
  */
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.console);
+const config = functionConfig('console');
 const { handler: consoleHandler } = consoleHandlerFor(config, {
   authenticate: jwtClaimsAuthenticator(),
   auditLog: stdoutAuditLog(),
@@ -22,7 +23,7 @@ const { handler: consoleHandler } = consoleHandlerFor(config, {
   ...(config.athenaWorkGroup && config.athenaDatabase
     ? {
         audit: athenaAuditQueries({
-          client: athenaClient({ region: config.region }),
+          client: athenaClient(clientOptionsFor(config)),
           workGroup: config.athenaWorkGroup,
           database: config.athenaDatabase,
         }),
@@ -33,9 +34,9 @@ const { handler: consoleHandler } = consoleHandlerFor(config, {
   ...(config.archiveBucket && config.digestKeyId
     ? {
         exportBundle: s3BundleExporter(
-          s3Client({ region: config.region }),
+          s3Client(clientOptionsFor(config)),
           config.archiveBucket,
-          new KMSClient({ region: config.region }),
+          kmsClient(clientOptionsFor(config)),
           config.digestKeyId,
         ),
       }

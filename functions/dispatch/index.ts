@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSHandler } from 'aws-lambda';
-import { sqsClient } from '../../lib/aws/clients.js';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { clientOptionsFor, sqsClient } from '../../lib/aws/clients.js';
+import { functionConfig } from '../../lib/config.js';
 import { Dispatcher } from '../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
 import { visibilityChanger } from '../../lib/dispatch/visibility.js';
@@ -13,7 +13,7 @@ import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { evidenceRecorderFor } from '../../lib/wiring.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.dispatch);
+const config = functionConfig('dispatch');
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 const runtime = await createRuntime(config);
@@ -45,10 +45,7 @@ const dispatcher = new Dispatcher({
   // A row that becomes unknown is settled at once by provider events recorded while it was dispatching.
   evidence: evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
 });
-const sqs = sqsClient({
-  region: config.region,
-  ...(config.endpointSqs ? { endpoint: config.endpointSqs } : {}),
-});
+const sqs = sqsClient(clientOptionsFor(config, 'endpointSqs'));
 const handle = createSqsHandler(dispatcher, {
   concurrency: config.recordConcurrency,
   ...(config.queueUrl ? { changeVisibility: visibilityChanger(sqs, config.queueUrl) } : {}),

@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { functionConfig } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { parseLambdaEvent } from '../../lib/evidence/events.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
@@ -13,7 +13,7 @@ import { powertoolsSink } from '../reconcile/metricsSink.js';
  * (SNS) → ledger transitions. An infrastructure failure throws, so the async invocation is retried and
  * then lands on the DLQ; an event that is not evidence is logged (without addresses) and acknowledged.
  */
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.evidence);
+const config = functionConfig('evidence');
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 const recorder = evidenceRecorderFor(config, {

@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { sqsClient } from '../../lib/aws/clients.js';
+import { clientOptionsFor, sqsClient } from '../../lib/aws/clients.js';
 import { SqsIntentPublisher } from '../../lib/aws/SqsIntentPublisher.js';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { functionConfig } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconciler.js';
@@ -28,7 +28,7 @@ import { powertoolsSink } from './metricsSink.js';
  * one run's page budget are reached by the next run instead of being starved. `{ restart: true }` starts
  * from the oldest row regardless.
  */
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.reconcile);
+const config = functionConfig('reconcile');
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 const documentClient = documentClientFor(config);
@@ -37,10 +37,7 @@ const runCursor = new DynamoRunCursor(documentClient, config.ledgerTable);
 // Lookups call the provider, so they need its credentials (cached by Powertools for five minutes).
 const transports = transportsFor(config);
 const purposes = purposesFor(config);
-const publisher = new SqsIntentPublisher(
-  sqsClient({ region: config.region, ...(config.endpointSqs ? { endpoint: config.endpointSqs } : {}) }),
-  config.queueUrl,
-);
+const publisher = new SqsIntentPublisher(sqsClient(clientOptionsFor(config, 'endpointSqs')), config.queueUrl);
 // The sweep looks at a parked message one grace period after it should have come back by itself.
 const graceMs = (config.parkGraceSeconds ?? 360) * 1000;
 const evidence = evidenceRecorderFor(

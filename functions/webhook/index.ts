@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyResultV2, Context, LambdaFunctionURLEvent } from 'aws-lambda';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { functionConfig } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { handleWebhook } from '../../lib/evidence/WebhookEndpoint.js';
 import { webhookSecretsFor } from '../../lib/evidence/webhookSecrets.js';
@@ -13,7 +13,7 @@ import { powertoolsSink } from '../reconcile/metricsSink.js';
  * Evidence endpoint (Lambda Function URL): POST /resend, /twilio, /sendgrid. Only wiring lives here; the
  * verification and recording are lib/evidence/WebhookEndpoint.ts, which the local stack serves too.
  */
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.webhook);
+const config = functionConfig('webhook');
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 const sink = powertoolsSink(metrics);

@@ -1,7 +1,28 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { LEDGER_TABLE, SUPPRESSION_TABLE } from '../../lib/ledger/tableDefinition.js';
+import { LEDGER_TABLE, SEAL_PREFIX, SUPPRESSION_TABLE } from '../../lib/ledger/tableDefinition.js';
+import type { SendproofFunction, TableAccess } from './SendproofFunction.js';
+
+/**
+ * What one function does with the two tables, named by the code that needs it, so the grant follows
+ * the code (test/infra/iamCommands.test.ts holds every command the integration suite recorded to it).
+ */
+export interface LedgerUse {
+  ledger: TableAccess;
+  suppression?: TableAccess;
+  /**
+   * lib/ledger/DynamoGateFacts.ts: one strongly consistent BatchGetItem per queue batch over both tables
+   * (suppression entries and fallback-flow pointers). Needs `suppression`.
+   */
+  batchGateReads?: true;
+  /**
+   * The sweep's `release()` (lib/reconcile/Sweeper.ts, DynamoLedger.release): DeleteItem on sealed
+   * notifications only, `seal#…` items (the `dynamodb:LeadingKeys` condition); rows never leave but by TTL.
+   */
+  releaseSeals?: true;
+}
 
 /**
  * The ledger (one row per claim, streamed to the archive) and the suppression list. Keys, the sparse
@@ -40,5 +61,35 @@ export class LedgerTables extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
     });
+  }
+
+  /**
+   * Binds the tables a function uses (their names in its environment) and grants exactly what `use`
+   * says: the item actions of each access level (SendproofFunction.bindLedger/bindSuppression) and the
+   * named extras. Returns the function, for chaining.
+   */
+  bindTo(fn: SendproofFunction, use: LedgerUse): SendproofFunction {
+    fn.bindLedger(this.ledger, use.ledger);
+    if (use.suppression) fn.bindSuppression(this.suppression, use.suppression);
+    if (use.batchGateReads) {
+      if (!use.suppression) throw new Error('LedgerTables: batchGateReads reads the suppression table too');
+      fn.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          sid: 'GateFactsBatchRead',
+          actions: ['dynamodb:BatchGetItem'],
+          resources: [this.ledger.tableArn, this.suppression.tableArn],
+        }),
+      );
+    }
+    if (use.releaseSeals)
+      fn.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          sid: 'LedgerReleaseSeals',
+          actions: ['dynamodb:DeleteItem'],
+          resources: [this.ledger.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${SEAL_PREFIX}*`] } },
+        }),
+      );
+    return fn;
   }
 }

@@ -19,8 +19,10 @@ import { type BundleFolder, bundleFolder, folderPath, PREBUNDLED, prebundledFunc
 export type TableAccess = 'read' | 'readwrite';
 
 /**
- * Exactly the item-level actions lib/ledger uses (GetItem, Query, PutItem, UpdateItem): no Scan, no
- * delete (rows leave by TTL only), no batch or transaction actions, no table management.
+ * The item-level actions every reader or writer of the tables uses (GetItem, Query, PutItem, UpdateItem):
+ * no Scan, no delete (rows leave by TTL only), no batch or transaction actions, no table management. The
+ * two narrower extras some code needs (the gate facts' BatchGetItem, the sweep's seal DeleteItem) are
+ * granted by LedgerTables.bindTo, named by that code.
  */
 const TABLE_ACTIONS: Record<TableAccess, string[]> = {
   read: ['dynamodb:GetItem', 'dynamodb:Query'],

@@ -38,9 +38,21 @@ export const LOCAL_ARCHIVE_BATCHING = { batchSize: 1000, maxBatchingWindowMs: 2_
  * writing to the local S3 bucket (created if missing) and the mirror folder. Stop it with `stop()`.
  */
 export const startLocalArchive = async (options: LocalArchiveOptions): Promise<LocalStreamPoller> => {
-  const s3 = options.s3 ?? s3Client({ region: options.region, endpoint: options.s3Endpoint });
+  // The archive function's own writes, and (via: event-source) the stream reads Lambda makes for it on
+  // the same role, are attributed to it for the command recorder; creating the bucket and finding the
+  // stream are set-up (CloudFormation's part in AWS), made by clients that record nothing.
+  const settings = { archiveBucket: options.bucket, ledgerTable: options.ledgerTable };
+  const s3 =
+    options.s3 ??
+    s3Client({
+      region: options.region,
+      endpoint: options.s3Endpoint,
+      caller: { function: 'archive', settings },
+    });
   try {
-    await s3.send(new CreateBucketCommand({ Bucket: options.bucket }));
+    await s3Client({ region: options.region, endpoint: options.s3Endpoint }).send(
+      new CreateBucketCommand({ Bucket: options.bucket }),
+    );
   } catch (error) {
     const owned = error instanceof S3ServiceException && error.name === 'BucketAlreadyOwnedByYou';
     if (!owned) throw error;
@@ -48,7 +60,10 @@ export const startLocalArchive = async (options: LocalArchiveOptions): Promise<L
   const endpoint = { region: options.region, endpoint: options.dynamoEndpoint };
   const streamArn = await LocalStreamPoller.streamArnOf(dynamoClient(endpoint), options.ledgerTable);
   const poller = new LocalStreamPoller({
-    streams: dynamoStreamsClient(endpoint),
+    streams: dynamoStreamsClient({
+      ...endpoint,
+      caller: { function: 'archive', via: 'event-source', settings },
+    }),
     streamArn,
     region: options.region,
     handler: createArchiver({

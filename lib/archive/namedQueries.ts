@@ -142,3 +142,42 @@ export const athenaExecutionParameters = (query: NamedQuery, args: readonly stri
   bindArguments(query, args).map((value) =>
     typeof value === 'bigint' ? value.toString() : `'${value.replace(/'/g, "''")}'`,
   );
+
+/**
+ * A tenant as the SQL literal Athena reads the injected `tenant` partition from. The allow-list is the
+ * tenant alphabet (lib/domain/intent.ts IdentifierSchema: letters, digits, `. _ @ + -`, 1-128
+ * characters), so the literal can never hold a quote, a backslash or a comment; anything else is refused
+ * before Athena is called.
+ */
+const TENANT_LITERAL = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
+
+export const tenantLiteral = (tenant: string): string => {
+  if (!TENANT_LITERAL.test(tenant))
+    throw new NamedQueryError(
+      `tenant must be 1-128 characters of letters, digits and . _ @ + - (starting with a letter or digit), got ${JSON.stringify(tenant.slice(0, 140))}`,
+    );
+  return `'${tenant}'`;
+};
+
+const TENANT_PLACEHOLDER = 'WHERE tenant = ? AND';
+
+/**
+ * What Athena runs for a named query: the query's text with its `tenant` placeholder replaced by the
+ * validated literal, and the other arguments as ExecutionParameters (each the literal Athena substitutes
+ * for its `?`). `tenant` is a partition projected with the `injected` type, and Athena's documentation
+ * requires the injected values to be "literals or expressions that can be evaluated without reading any
+ * data" (https://docs.aws.amazon.com/athena/latest/ug/partition-projection-dynamic-id-partitioning.html);
+ * it does not say that an execution parameter is one (docs/audit.md), so the one value that decides which
+ * objects Athena may list is a literal in the statement, built here and only here. DuckDB binds the same
+ * text's `?` as it always did.
+ */
+export const athenaStatement = (
+  query: NamedQuery,
+  args: readonly string[],
+): { sql: string; parameters: string[] } => {
+  const parameters = athenaExecutionParameters(query, args);
+  if (query.parameters[0]?.name !== 'tenant' || !query.sql.startsWith(UNIQUE_TRANSITIONS_CTE))
+    throw new NamedQueryError(`${query.name}: the first parameter must be the tenant of the shared CTE`);
+  const sql = `${UNIQUE_TRANSITIONS_CTE.replace(TENANT_PLACEHOLDER, `WHERE tenant = ${tenantLiteral(args[0]!)} AND`)}${query.sql.slice(UNIQUE_TRANSITIONS_CTE.length)}`;
+  return { sql, parameters: parameters.slice(1) };
+};

@@ -1,27 +1,22 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { base, type ClientOptions } from './clientOptions.js';
+import { withCommandLog } from './commandLog.js';
 
 /**
- * The one place AWS clients are built. A local endpoint (DynamoDB Local, fauxqs, aws-ses-v2-local) is
- * passed in from config; in Lambda the endpoints are absent and the SDK's defaults apply.
+ * The one place AWS clients are built (the others: messagingClients, storageClients, athenaClient,
+ * kmsClient, each apart so a function loads only the SDKs it uses). Options: lib/aws/clientOptions.ts.
  */
-export interface ClientOptions {
-  region: string;
-  endpoint?: string;
-}
-
-export const base = ({ region, endpoint }: ClientOptions) => ({
-  region,
-  ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-  maxAttempts: 3,
-});
+export { base, type ClientOptions, clientOptionsFor } from './clientOptions.js';
 
 export const dynamoDocumentClient = (options: ClientOptions): DynamoDBDocumentClient =>
-  DynamoDBDocumentClient.from(new DynamoDBClient(base(options)), {
+  DynamoDBDocumentClient.from(withCommandLog(new DynamoDBClient(base(options)), options.caller), {
     marshallOptions: { removeUndefinedValues: true },
   });
 
-export const dynamoClient = (options: ClientOptions): DynamoDBClient => new DynamoDBClient(base(options));
+export const dynamoClient = (options: ClientOptions): DynamoDBClient =>
+  withCommandLog(new DynamoDBClient(base(options)), options.caller);
 
-export const sqsClient = (options: ClientOptions): SQSClient => new SQSClient(base(options));
+export const sqsClient = (options: ClientOptions): SQSClient =>
+  withCommandLog(new SQSClient(base(options)), options.caller);

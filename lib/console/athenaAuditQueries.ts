@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-athena';
 import type { AuditResult, AuditRow } from '../archive/DuckDbAudit.js';
 import {
-  athenaExecutionParameters,
+  athenaStatement,
   loadNamedQueries,
   type NamedQuery,
   NamedQueryError,
@@ -79,9 +79,11 @@ const rowsOf = (page: GetQueryResultsCommandOutput, columns: Column[], skipHeade
 
 /**
  * The named audit queries in AWS: the same `queries/*.sql` text the local DuckDB runner executes, run in
- * the archive's Athena workgroup. Arguments are never spliced into the SQL: they go as
- * ExecutionParameters, each one the literal Athena substitutes for its `?` (a string quoted with its
- * quotes doubled, an integer checked to be one), so an argument cannot change the statement.
+ * the archive's Athena workgroup. The tenant goes into the statement as a literal built by
+ * `athenaStatement` (lib/archive/namedQueries.ts: Athena's injected partition projection needs a literal;
+ * the tenant is checked against a strict allow-list first); every other argument goes as an
+ * ExecutionParameter, the literal Athena substitutes for its `?` (a string quoted with its quotes doubled,
+ * an integer checked to be one), so no argument can change the statement.
  *
  *   StartQueryExecution ─► GetQueryExecution (poll: 200 ms, 400 ms, … 2 s) ─► SUCCEEDED ─► GetQueryResults (pages)
  *                                                    └─ FAILED / CANCELLED / too slow (StopQueryExecution) ─► AthenaQueryError
@@ -99,10 +101,11 @@ export const athenaAuditQueries = (options: AthenaAuditOptions): AuditQueries =>
       const query = queries.find((q) => q.name === name);
       if (!query) throw new NamedQueryError(`no named query ${name}`);
       // Throws NamedQueryError (a 400 in the console) before Athena is called.
-      const parameters = athenaExecutionParameters(query, args);
+      // The tenant as a validated literal (Athena's injected projection), the rest as parameters.
+      const { sql, parameters } = athenaStatement(query, args);
       const started = await options.client.send(
         new StartQueryExecutionCommand({
-          QueryString: query.sql,
+          QueryString: sql,
           WorkGroup: options.workGroup,
           QueryExecutionContext: { Database: options.database },
           ...(parameters.length ? { ExecutionParameters: parameters } : {}),

@@ -45,11 +45,13 @@ export const startLocalConsole = async (
     endpointDynamoDb: state.dynamodb,
     endpointSqs: state.sqs,
   }) as ReturnType<typeof ConfigSchema.parse> & { ledgerTable: string };
+  // The console function's handler: its clients are that function's (the command recorder, test runs only).
+  const consoleConfig = { ...config, functionName: 'console' as const };
   const viewerToken = newToken();
   const operatorToken = newToken();
   const operator: Principal = { id: options.operatorId ?? 'local-operator', role: 'operator' };
   const auditLogFile = join(options.stateDir ?? join(state.archiveDir, '..'), 'console-audit.jsonl');
-  const { handler, deps } = consoleHandlerFor(config, {
+  const { handler, deps } = consoleHandlerFor(consoleConfig, {
     authenticate: staticTokenAuthenticator([
       { token: viewerToken, principal: { id: 'local-viewer', role: 'viewer' } },
       { token: operatorToken, principal: operator },

@@ -1,4 +1,4 @@
-import { sqsClient } from '../aws/clients.js';
+import { clientOptionsFor, sqsClient } from '../aws/clients.js';
 import { SqsIntentPublisher } from '../aws/SqsIntentPublisher.js';
 import type { Config } from '../config.js';
 import { systemClock } from '../domain/clock.js';
@@ -64,9 +64,7 @@ export const consoleHandlerFor = (
   const doc = documentClientFor(config);
   const ledger = ledgerFor(config, doc);
   const sqs =
-    config.queueUrl || config.dlqUrl
-      ? sqsClient({ region: config.region, ...(config.endpointSqs ? { endpoint: config.endpointSqs } : {}) })
-      : undefined;
+    config.queueUrl || config.dlqUrl ? sqsClient(clientOptionsFor(config, 'endpointSqs')) : undefined;
   const audit = wiring.audit;
   const deps: ConsoleDeps = {
     ledger,

@@ -4,6 +4,7 @@ import pLimit from 'p-limit';
 import { SendproofError } from '../domain/errors.js';
 import type { GateFacts } from '../ledger/port.js';
 import type { Dispatcher } from './Dispatcher.js';
+import { VisibilityExhaustedError, visibilityTimeoutFor } from './visibility.js';
 
 /** The message must come back from the queue: reported as a batch item failure, never lost. */
 export class RetryLaterError extends SendproofError {
@@ -30,8 +31,7 @@ export interface SqsHandlerOptions {
   onVisibilityError?: (error: unknown) => void;
 }
 
-/** SQS caps a message's visibility at 12 hours. */
-export const MAX_VISIBILITY_SECONDS = 43_200;
+export { MAX_VISIBILITY_SECONDS } from './visibility.js';
 
 export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOptions) => {
   const limit = pLimit(options.concurrency);
@@ -47,14 +47,15 @@ export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOpti
       );
       if (outcome.disposition === 'retry_later') {
         if (options.changeVisibility && outcome.visibleAfterMs !== undefined) {
-          const seconds = Math.min(
-            MAX_VISIBILITY_SECONDS,
-            Math.max(1, Math.ceil(outcome.visibleAfterMs / 1000)),
-          );
+          // Within what SQS still allows this message (its time in flight counts toward 12 hours).
+          const seconds = visibilityTimeoutFor(outcome.visibleAfterMs, record.attributes);
           // Best effort: a failure leaves the queue's timeout, and the sealed intent is the ledger's anyway.
-          await options
-            .changeVisibility(record.receiptHandle, seconds)
-            .catch((error: unknown) => options.onVisibilityError?.(error));
+          if (seconds === undefined)
+            options.onVisibilityError?.(new VisibilityExhaustedError(record.messageId));
+          else
+            await options
+              .changeVisibility(record.receiptHandle, seconds)
+              .catch((error: unknown) => options.onVisibilityError?.(error));
         }
         const waiting = outcome.channels.map((c) => `${c.channel}:${c.state}`).join(',');
         throw new RetryLaterError(record.messageId, waiting);

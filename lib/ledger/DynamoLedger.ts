@@ -36,13 +36,12 @@ import type {
   TransitionRequest,
   TransitionResult,
 } from './port.js';
-import { evidenceItemKey, LEDGER_TABLE } from './tableDefinition.js';
+import { evidenceItemKey, LEDGER_TABLE, SEAL_PREFIX } from './tableDefinition.js';
 
 /** States in which a lease (owner + expiry) guards the row. */
 const LEASED_STATES: readonly DeliveryState[] = ['claimed', 'dispatching'];
 
 const FLOW_PREFIX = 'flow#';
-const SEAL_PREFIX = 'seal#';
 /** The attention-index partition of sealed, parked notifications (not a row state). */
 const PARKED = 'parked';
 

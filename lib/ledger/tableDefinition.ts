@@ -19,6 +19,12 @@ export const LEDGER_TABLE = {
 export const EVIDENCE_PREFIX = 'ev#';
 export const evidenceItemKey = (idempotencyKey: string): string => `${EVIDENCE_PREFIX}${idempotencyKey}`;
 
+/**
+ * Sealed notifications (the sweep's work items) live in the ledger table under `seal#<logical key>`. The
+ * reconciler's role may delete these items and no others (infra/constructs/LedgerTables.ts).
+ */
+export const SEAL_PREFIX = 'seal#';
+
 export const SUPPRESSION_TABLE = {
   partitionKey: 'pk',
 } as const;

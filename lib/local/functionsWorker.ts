@@ -53,7 +53,12 @@ const sesEmitter =
 // Importing the entry module runs its cold-start code with this process's environment, as Lambda would.
 const { handler: dispatch } = await import('../../functions/dispatch/index.js');
 const poller = new SqsPoller({
-  sqs: sqsClient({ region: config.region, endpoint: config.endpointSqs }),
+  // What Lambda's SQS event source does for the dispatcher, on the dispatcher's role.
+  sqs: sqsClient({
+    region: config.region,
+    endpoint: config.endpointSqs,
+    caller: { function: 'dispatch', via: 'event-source', settings: config },
+  }),
   queueUrl: config.queueUrl,
   handler: async (event, context) => (await dispatch(event, context, () => undefined)) ?? undefined,
   region: config.region,
@@ -79,7 +84,12 @@ const archive = await startLocalArchive({
       logger.error('archive batch given up and no failure queue to record it', { ...batch });
       return;
     }
-    await sqsClient({ region: config.region, endpoint: config.endpointSqs }).send(
+    // The stream event source's on-failure destination: Lambda sends it on the archiver's role.
+    await sqsClient({
+      region: config.region,
+      endpoint: config.endpointSqs,
+      caller: { function: 'archive', via: 'event-source', settings: config },
+    }).send(
       new SendMessageCommand({ QueueUrl: config.archiveFailuresUrl, MessageBody: failureMessageOf(batch) }),
     );
   },
@@ -93,7 +103,7 @@ const archive = await startLocalArchive({
 const webhook = config.localWebhookPort
   ? await (await import('./WebhookServer.js')).startWebhookServer(
       {
-        recorder: evidenceRecorderFor(config, { clock: systemClock, logger }),
+        recorder: evidenceRecorderFor({ ...config, functionName: 'webhook' }, { clock: systemClock, logger }),
         secrets: webhookSecretsFor(config),
         logger,
       },

@@ -1,5 +1,6 @@
 import type { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
+import { clientOptionsFor } from '../aws/clientOptions.js';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { ConfigurationError } from '../domain/errors.js';
@@ -105,10 +106,9 @@ export const createTransports = (
           client:
             deps.sesClient ??
             (async () =>
-              (await import('../aws/messagingClients.js')).sesClient({
-                region: config.region,
-                endpoint: config.endpointSes,
-              })),
+              (await import('../aws/messagingClients.js')).sesClient(
+                clientOptionsFor(config, 'endpointSes'),
+              )),
           from: config.emailFrom,
           ...(config.sesConfigurationSet ? { configurationSetName: config.sesConfigurationSet } : {}),
           ...(deps.clock ? { clock: deps.clock } : {}),
@@ -139,10 +139,9 @@ export const createTransports = (
           client:
             deps.smsClient ??
             (async () =>
-              (await import('../aws/messagingClients.js')).smsV2Client({
-                region: config.region,
-                endpoint: config.endpointSmsV2,
-              })),
+              (await import('../aws/messagingClients.js')).smsV2Client(
+                clientOptionsFor(config, 'endpointSmsV2'),
+              )),
           ...(config.smsOriginationIdentity ? { originationIdentity: config.smsOriginationIdentity } : {}),
           ...(config.smsConfigurationSet ? { configurationSetName: config.smsConfigurationSet } : {}),
           ...(deps.clock ? { clock: deps.clock } : {}),

@@ -256,6 +256,8 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     // Assess
     expect(actionsOf(statements)).toEqual(
       [
+        // The batch's gate facts: one BatchGetItem over the ledger and the suppression list.
+        'dynamodb:BatchGetItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:Query',
@@ -280,6 +282,12 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     );
     const suppression = statements.find((s) => s.Sid === 'SuppressionRead');
     expect(suppression?.Action).not.toContain('dynamodb:PutItem');
+    const batch = allowing(statements, 'dynamodb:BatchGetItem');
+    expect(batch.map((s) => s.Sid)).toEqual(['GateFactsBatchRead']);
+    expect(batch[0]?.Resource).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/TablesLedger/), 'Arn'] },
+      { 'Fn::GetAtt': [expect.stringMatching(/TablesSuppression/), 'Arn'] },
+    ]);
     expect(JSON.stringify(allowing(statements, 'ses:SendEmail')[0]?.Resource)).toContain(
       ':identity/example.com',
     );
@@ -328,14 +336,22 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     const own = (actions: string[]) =>
       actions.filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
     // Assess
-    // The sweep publishes resume notices to the intake queue, and nothing else there; no seal key.
+    // The sweep publishes resume notices to the intake queue, and nothing else there; no seal key. It
+    // deletes released seals, and only those (`seal#…` items).
     expect(own(reconciler)).toEqual([
+      'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
       'sqs:SendMessage',
     ]);
+    const deletes = allowing(roleStatements('reconciler'), 'dynamodb:DeleteItem');
+    expect(deletes).toHaveLength(1);
+    expect(deletes[0]).toMatchObject({
+      Sid: 'LedgerReleaseSeals',
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['seal#*'] } },
+    });
     // The evidence recorder also sends to its own DLQ: the on-failure destination of async invocations.
     expect(own(evidence)).toEqual([
       'dynamodb:GetItem',

@@ -10,7 +10,7 @@
  *   node --import tsx test/reliability/soakCrashWorker.ts '<json SoakCrashInput>'   (env: the stack's)
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { functionConfig } from '../../lib/config.js';
 import { type DispatchEdge, Dispatcher } from '../../lib/dispatch/Dispatcher.js';
 import { createRuntime } from '../../lib/dispatchRuntime.js';
 import { systemClock } from '../../lib/domain/clock.js';
@@ -27,7 +27,7 @@ export interface SoakCrashMessage {
 }
 
 const input = JSON.parse(process.argv[2] ?? '{"crashes":[]}') as SoakCrashInput;
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.dispatch);
+const config = functionConfig('dispatch');
 if (config.maxReceiveCount === undefined) throw new Error('the soak crash worker needs the maxReceiveCount');
 const planned = new Map(input.crashes.map((c) => [c.dedupeKey, c.edge]));
 const runtime = await createRuntime(config);

@@ -13,7 +13,12 @@ const config = loadConfig();
 if (!config.queueUrl || !config.endpointSqs) throw new Error('the soak worker needs the queue settings');
 const { handler } = await import('../../functions/dispatch/index.js');
 const poller = new SqsPoller({
-  sqs: sqsClient({ region: config.region, endpoint: config.endpointSqs }),
+  // What Lambda's SQS event source does for the dispatcher, on its role (command recorder).
+  sqs: sqsClient({
+    region: config.region,
+    endpoint: config.endpointSqs,
+    caller: { function: 'dispatch', via: 'event-source', settings: config },
+  }),
   queueUrl: config.queueUrl,
   handler: (event, context) => handler(event, context, () => undefined) as ReturnType<SqsBatchHandler>,
   region: config.region,

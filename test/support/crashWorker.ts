@@ -82,7 +82,15 @@ export interface ReplayReport {
 }
 
 const input = JSON.parse(process.argv[2] ?? '{}') as CrashWorkerInput;
-const doc = dynamoDocumentClient({ region: 'us-east-1', endpoint: input.endpoint });
+// The dispatcher's code in its own process: its commands are the dispatch function's (command recorder).
+const doc = dynamoDocumentClient({
+  region: 'us-east-1',
+  endpoint: input.endpoint,
+  caller: {
+    function: 'dispatch',
+    settings: { ledgerTable: input.table, suppressionTable: input.suppressionTable },
+  },
+});
 const ledger = new DynamoLedger(doc, input.table);
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const crash = input.crash;

@@ -9,7 +9,7 @@ import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
 import { startLocalArchive } from '../../../lib/archive/LocalArchive.js';
 import type { FailedBatchInfo, LocalStreamPoller } from '../../../lib/archive/LocalStreamPoller.js';
 import { loadNamedQueries } from '../../../lib/archive/namedQueries.js';
-import { sqsClient } from '../../../lib/aws/clients.js';
+import { dynamoDocumentClient, sqsClient } from '../../../lib/aws/clients.js';
 import { s3Client } from '../../../lib/aws/storageClients.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
@@ -103,9 +103,22 @@ describe('backfill after the archiver gave up on a batch', () => {
       'evt-bf-3',
     );
     const beforeBackfill = linesOf(await readBucket(local.s3, 'archive-backfill')).length;
-    const writer = { s3: local.s3, bucket: 'archive-backfill', mirrorDir };
-    const drained = await drainFailureQueue({ doc, table, writer, sqs, queueUrl });
-    const again = await drainFailureQueue({ doc, table, writer, sqs, queueUrl });
+    // The backfill is the archive-maintenance function's code: its clients are that function's (the AWS
+    // command recorder holds their commands to its role, test/infra/iamCommands.test.ts).
+    const caller = {
+      function: 'archiveMaintenance',
+      settings: { ledgerTable: table, archiveFailuresUrl: queueUrl, archiveBucket: 'archive-backfill' },
+    };
+    const maintenance = {
+      doc: dynamoDocumentClient({ region: 'us-east-1', endpoint, caller }),
+      sqs: sqsClient({ region: 'us-east-1', endpoint: local.endpoint, caller }),
+      s3: s3Client({ region: 'us-east-1', endpoint: local.endpoint, caller }),
+    };
+    const writer = { s3: maintenance.s3, bucket: 'archive-backfill', mirrorDir };
+    const drain = () =>
+      drainFailureQueue({ doc: maintenance.doc, table, writer, sqs: maintenance.sqs, queueUrl });
+    const drained = await drain();
+    const again = await drain();
 
     // Assess
     expect(refused).toBeGreaterThanOrEqual(3); // the first try and two retries

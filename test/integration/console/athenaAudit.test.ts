@@ -83,7 +83,7 @@ const runner = (extra: Partial<Parameters<typeof athenaAuditQueries>[0]> = {}) =
   });
 
 describe('Athena runner for the named audit queries (HTTP-level fake of the Athena API)', () => {
-  it('runs the file text in the workgroup with the arguments as execution parameters, polls, and reads every page', async () => {
+  it('runs the file text in the workgroup with the tenant as a literal and the other arguments as execution parameters, polls, and reads every page', async () => {
     // Prepare
     script = {
       states: [{ State: 'QUEUED' }, { State: 'RUNNING' }, { State: 'SUCCEEDED' }],
@@ -123,10 +123,11 @@ describe('Athena runner for the named audit queries (HTTP-level fake of the Athe
     // The SDK adds an idempotency token itself: a retried StartQueryExecution starts one query, not two.
     expect(calls[0]!.body).toEqual({
       ClientRequestToken: expect.any(String),
-      QueryString: explain.sql,
+      // The tenant is a literal in the statement (Athena's injected projection); the rest are parameters.
+      QueryString: explain.sql.replace('WHERE tenant = ? AND', "WHERE tenant = 'acme' AND"),
       WorkGroup: 'sendproof-audit',
       QueryExecutionContext: { Database: 'sendproof_archive' },
-      ExecutionParameters: ["'acme'", "'2026-12-01'", "'2026-12-02'", "'x'' OR ''1''=''1'"],
+      ExecutionParameters: ["'2026-12-01'", "'2026-12-02'", "'x'' OR ''1''=''1'"],
     });
     expect(calls[0]!.body.QueryString).not.toContain(hostile);
     expect(calls[5]!.body).toMatchObject({ QueryExecutionId: 'qe-1', NextToken: 'page-1' });
@@ -165,12 +166,7 @@ describe('Athena runner for the named audit queries (HTTP-level fake of the Athe
     // Assess
     expect(refused).toBeInstanceOf(NamedQueryError);
     expect(callsAfterRefusal).toBe(0);
-    expect(calls[0]!.body.ExecutionParameters).toEqual([
-      "'acme'",
-      "'2026-12-01'",
-      "'2026-12-02'",
-      '1764583751350',
-    ]);
+    expect(calls[0]!.body.ExecutionParameters).toEqual(["'2026-12-01'", "'2026-12-02'", '1764583751350']);
     expect(result).toEqual({ columns: ['n'], rows: [] });
   });
 
@@ -263,8 +259,14 @@ describe("the overview's panels on Athena", () => {
 
     // Assess
     const started = calls.filter((c) => c.target === 'StartQueryExecution').map((c) => c.body);
-    const byName = new Map(loadNamedQueries().map((q) => [q.sql, q.name]));
-    const range = ["'mix-co'", "'2026-11-25'", "'2026-12-01'"];
+    // The tenant is a literal in each statement (Athena's injected projection); the rest are parameters.
+    const byName = new Map(
+      loadNamedQueries().map((q) => [
+        q.sql.replace('WHERE tenant = ? AND', "WHERE tenant = 'mix-co' AND"),
+        q.name,
+      ]),
+    );
+    const range = ["'2026-11-25'", "'2026-12-01'"];
     expect(
       Object.fromEntries(started.map((b) => [byName.get(String(b.QueryString)), b.ExecutionParameters])),
     ).toEqual({

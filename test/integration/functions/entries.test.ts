@@ -1,9 +1,17 @@
-import { CreateQueueCommand } from '@aws-sdk/client-sqs';
-import type { Context, SQSEvent } from 'aws-lambda';
+import { CreateQueueCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type {
+  APIGatewayProxyEventV2WithJWTAuthorizer,
+  APIGatewayProxyResultV2,
+  APIGatewayProxyStructuredResultV2,
+  Context,
+  LambdaFunctionURLEvent,
+  SQSEvent,
+} from 'aws-lambda';
 import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
 import { ENV } from '../../../lib/config.js';
+import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from '../../../lib/ledger/DynamoOperatorQueries.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
@@ -12,9 +20,14 @@ import {
   type RunningProviderSimulator,
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
+import {
+  generateSigningKeys,
+  type SignedRequest,
+  signResend,
+} from '../../../lib/simulator/webhookSigners.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
 import { sesTags } from '../../support/evidenceLabels.js';
-import { resetIntent } from '../../support/fixtures.js';
+import { MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
 
 // The Lambda entry modules themselves, imported with the environment the CDK constructs set, against
 // real servers: DynamoDB Local (global setup) and the provider simulator (a test double) over HTTP.
@@ -25,6 +38,13 @@ type Handler<E, R> = (event: E, context: Context) => Promise<R>;
 let dispatch: Handler<SQSEvent, { batchItemFailures: Array<{ itemIdentifier: string }> }>;
 let reconcile: Handler<{ cursor?: string }, { processed: number; resolved: number; hasMore: boolean }>;
 let evidence: Handler<unknown, { results: string[] }>;
+let webhook: Handler<LambdaFunctionURLEvent, APIGatewayProxyResultV2>;
+let consoleApi: (
+  event: APIGatewayProxyEventV2WithJWTAuthorizer,
+) => Promise<APIGatewayProxyStructuredResultV2>;
+let sqs: SQSClient;
+let queueUrl: string;
+const signingKeys = generateSigningKeys();
 
 const sqsEvent = (messageId: string, body: string): SQSEvent => ({
   Records: [
@@ -55,9 +75,9 @@ beforeAll(async () => {
   const port = await freePort();
   await queues.listen({ port, host: '127.0.0.1' });
   const sqsEndpoint = `http://127.0.0.1:${port}`;
-  const queue = await sqsClient({ region: 'us-east-1', endpoint: sqsEndpoint }).send(
-    new CreateQueueCommand({ QueueName: 'entries-intake' }),
-  );
+  sqs = sqsClient({ region: 'us-east-1', endpoint: sqsEndpoint });
+  const queue = await sqs.send(new CreateQueueCommand({ QueueName: 'entries-intake' }));
+  queueUrl = queue.QueueUrl!;
   const { raw, doc, endpoint } = localDynamo();
   const table = await createLedgerTable(raw, 'entries');
   ledger = new DynamoLedger(doc, table);
@@ -72,12 +92,17 @@ beforeAll(async () => {
     [ENV.smsTransport]: 'simulator',
     [ENV.restBaseUrl]: sim.url,
     [ENV.contentHashKey]: 'entries-test-content-hash-key-000',
+    // The sweep looks at a parked notification 1 s after it is due, and again 1 s after a resume.
+    [ENV.parkGraceSeconds]: '1',
+    [ENV.webhookSecrets]: JSON.stringify(signingKeys.secrets),
     POWERTOOLS_SERVICE_NAME: 'sendproof',
     POWERTOOLS_METRICS_NAMESPACE: 'Sendproof',
   });
   ({ handler: dispatch } = (await import('../../../functions/dispatch/index.js')) as never);
   ({ handler: reconcile } = (await import('../../../functions/reconcile/index.js')) as never);
   ({ handler: evidence } = (await import('../../../functions/evidence/index.js')) as never);
+  ({ handler: webhook } = (await import('../../../functions/webhook/index.js')) as never);
+  ({ handler: consoleApi } = (await import('../../../functions/console/index.js')) as never);
 });
 afterAll(async () => {
   await sim.stop();
@@ -149,4 +174,115 @@ describe('Lambda entry points', () => {
     expect(after?.state).toBe('accepted');
     expect(after?.history.filter((h) => h.by.startsWith('evidence:'))).toHaveLength(1);
   });
+
+  it('reconcile: the sweep resumes a scheduled notification when it is due and, once sent, releases its seal', async () => {
+    // Prepare: a receipt scheduled 1.5 s ahead is parked under a seal; its queue message is acknowledged.
+    const sendAt = Date.now() + 1_500;
+    const parked = await dispatch(
+      sqsEvent(
+        'm-sealed',
+        JSON.stringify(receiptIntent({ eventId: 'entry-sealed', sendAt: new Date(sendAt).toISOString() })),
+      ),
+      localLambdaContext('dispatch'),
+    );
+    const [row] = await queries.findByEvent('entry-sealed');
+    expect(parked.batchItemFailures).toEqual([]);
+    expect(row?.state).toBe('scheduled');
+    expect(await ledger.getSeal(row!.logicalKey)).toBeDefined();
+    // Act: when due, a run's sweep publishes the resume notice; the dispatcher sends it; a run after the
+    // recheck finds every row of the seal terminal and releases the seal.
+    await new Promise((r) => setTimeout(r, Math.max(0, sendAt - Date.now()) + 200));
+    await reconcile({}, localLambdaContext('reconcile'));
+    // Other tests' notifications were parked too: take this one's notice from the queue.
+    const notice = await noticeFor(row!.logicalKey);
+    const resumed = await dispatch(sqsEvent('m-resume', notice!.Body!), localLambdaContext('dispatch'));
+    await new Promise((r) => setTimeout(r, 1_200));
+    await reconcile({}, localLambdaContext('reconcile'));
+    // Assess
+    expect(resumed.batchItemFailures).toEqual([]);
+    expect((await ledger.get(row!.pk))?.state).toBe('accepted');
+    expect(await ledger.getSeal(row!.logicalKey)).toBeUndefined();
+  });
+
+  it('webhook: a signed Resend event is verified and recorded; the same body unsigned is refused with 401', async () => {
+    // Prepare
+    const { row } = await unknownRow('entry-webhook');
+    const signed = signResend(signingKeys, {
+      type: 'email.delivered',
+      created_at: new Date().toISOString(),
+      data: {
+        email_id: 'resend-entry-1',
+        to: [MARKERS.email],
+        tags: [
+          { name: 'sendproof-key', value: row.idempotencyKey },
+          { name: 'sendproof-row', value: rowLabelOf(row.pk)! },
+        ],
+      },
+    });
+    // Act
+    const accepted = (await webhook(functionUrlEvent('/resend', signed), localLambdaContext('webhook'))) as {
+      statusCode: number;
+    };
+    const refused = (await webhook(
+      functionUrlEvent('/resend', { headers: { 'content-type': 'application/json' }, body: signed.body }),
+      localLambdaContext('webhook'),
+    )) as { statusCode: number };
+    // Assess
+    expect(accepted.statusCode).toBe(200);
+    expect(refused.statusCode).toBe(401);
+  });
+
+  it('console: the API answers a viewer the gateway verified (JWT claims) with the ledger overview', async () => {
+    // Act
+    const response = await consoleApi(
+      consoleEvent('GET', '/api/overview', { sub: 'viewer-1', 'cognito:groups': '[viewer]' }),
+    );
+    const anonymous = await consoleApi(consoleEvent('GET', '/api/overview'));
+    // Assess
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(String(response.body))).toBeTypeOf('object');
+    expect(anonymous.statusCode).toBe(401);
+  });
 });
+
+/** Receives from the intake queue until the resume notice naming `logicalKey` arrives. */
+const noticeFor = async (logicalKey: string) => {
+  for (let round = 0; round < 10; round++) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1, MaxNumberOfMessages: 10 }),
+    );
+    const notice = Messages.find((m) => m.Body?.includes(JSON.stringify(logicalKey)));
+    if (notice) return notice;
+  }
+  return undefined;
+};
+
+/** A Lambda Function URL request as the webhook function receives it. */
+const functionUrlEvent = (path: string, request: SignedRequest): LambdaFunctionURLEvent =>
+  ({
+    version: '2.0',
+    rawPath: path,
+    rawQueryString: '',
+    headers: { host: 'entries.lambda-url.us-east-1.on.aws', ...request.headers },
+    body: request.body,
+    isBase64Encoded: false,
+    requestContext: { domainName: 'entries.lambda-url.us-east-1.on.aws', http: { method: 'POST' } },
+  }) as unknown as LambdaFunctionURLEvent;
+
+/** An HTTP API (JWT authorizer) request as the console function receives it: claims already verified. */
+const consoleEvent = (
+  method: string,
+  path: string,
+  claims?: Record<string, string>,
+): APIGatewayProxyEventV2WithJWTAuthorizer =>
+  ({
+    version: '2.0',
+    rawPath: path,
+    rawQueryString: '',
+    headers: {},
+    isBase64Encoded: false,
+    requestContext: {
+      http: { method, path, sourceIp: '127.0.0.1' },
+      ...(claims ? { authorizer: { jwt: { claims, scopes: [] } } } : {}),
+    },
+  }) as unknown as APIGatewayProxyEventV2WithJWTAuthorizer;
