@@ -8,12 +8,16 @@ import { loadMix, MixError } from './capacityMix.js';
 import { capacityReport } from './capacityModel.js';
 import { startPipeline } from './capacityPipeline.js';
 import {
+  formatNumber,
+  formatUsd,
+  renderCostsMarkdown,
   renderMarkdownSections,
   renderText,
   renderValidationMarkdown,
   renderValidationText,
 } from './capacityReport.js';
-import { runValidation } from './capacityValidate.js';
+import { compareRun, runValidation } from './capacityValidate.js';
+import { PRICES } from './cost.js';
 import type { BenchResults } from './results.js';
 import { REPO_ROOT } from './stack.js';
 
@@ -97,13 +101,14 @@ const main = async (): Promise<number> => {
   if (values.validate) {
     const pipeline = await startPipeline({ purposes: CAPACITY_PURPOSES, progress });
     try {
-      const result = await runValidation(pipeline, costs, mix, {
+      const run = await runValidation(pipeline, mix, {
         rate: positive('rate', values.rate, 8),
         seconds: positive('seconds', values.seconds, 40),
         periodSeconds: positive('period', values.period, 4),
         pollers: 2,
         progress,
       });
+      const result = compareRun(costs, run);
       console.log(values.json ? JSON.stringify(result, null, 2) : renderValidationText(result));
       if (values.write) mergeIntoResults({ capacityValidation: result });
       return result.passed ? 0 : 1;
@@ -127,6 +132,27 @@ const main = async (): Promise<number> => {
   return 0;
 };
 
+/** The first limit when no unknown row waits for a reconcile visit (the example assumes one each). */
+const sensitivity = (costs: ReturnType<typeof costsFromBench>, mix: ReturnType<typeof loadMix>): string => {
+  if (mix.deployment.reconcile.unknownWaitRuns === 0) return '';
+  const none = {
+    ...mix,
+    deployment: { ...mix.deployment, reconcile: { ...mix.deployment.reconcile, unknownWaitRuns: 0 } },
+  };
+  const first = capacityReport(costs, none, 100).firstLimit;
+  return `The mix assumes every \`unknown\` row waits for ${mix.deployment.reconcile.unknownWaitRuns} reconcile visit(s) (\`unknownWaitRuns\`: a provider whose events can be lost and that has no lookup). If none did (every one settled by its provider event or a replay first), the first limit would be ${first ? `${first.what}, at ${formatNumber(first.hitsAtRate)} notifications/s` : 'none below 10⁸ notifications/s'}.`;
+};
+
+/** The capacity section's happy path beside the protocol floor's, measured by a different phase. */
+const crossCheck = (costs: ReturnType<typeof costsFromBench>, results: BenchResults): string => {
+  const floor = results.protocolFloor;
+  if (!floor) return '';
+  const email = costs.scenarios.email;
+  const dispatchWcu = email.dispatch.ledger?.writeUnits ?? 0;
+  const pulled = (email.reconcile.ledger?.writeUnits ?? 0) / Math.max(1e-9, email.events);
+  return `Cross-check against the benchmark's protocol-floor phase (the SQS handler called directly, SES-shaped events): a happy email's dispatch is ${formatNumber(dispatchWcu, 2)} WCU here and ${formatNumber(floor.writeUnitsPerNotification, 2)} WCU there; an event ${formatNumber(pulled, 2)} WCU here (pulled) and ${formatNumber(floor.evidence.writeUnitsPerEvent, 2)} WCU there (pushed).`;
+};
+
 const renderDoc = (
   mix: ReturnType<typeof loadMix>,
   costs: ReturnType<typeof costsFromBench>,
@@ -135,17 +161,11 @@ const renderDoc = (
 ): string => {
   const reports = DOC_RATES.map((rate) => capacityReport(costs, mix, rate));
   const first = reports[0]!.firstLimit;
+  const total = (r: (typeof reports)[number], f: 'writeUnits' | 'readUnits') =>
+    Object.values(r.model.dynamo).reduce((sum, u) => sum + u[f], 0);
   const summary = reports.map((r) => {
     const top = r.limits[0]!;
-    return `| ${r.model.rate.toLocaleString('en-US')} | ${r.model.lambda.reduce((s, f) => s + f.concurrency, 0).toFixed(0)} | ${Object.values(
-      r.model.dynamo,
-    )
-      .reduce((s, u) => s + u.writeUnits, 0)
-      .toFixed(0)} | ${Object.values(r.model.dynamo)
-      .reduce((s, u) => s + u.readUnits, 0)
-      .toFixed(
-        0,
-      )} | $${r.model.costPerMonth.total.toFixed(0)} | ${top.what} (${(top.utilization * 100).toFixed(0)} %) |`;
+    return `| ${formatNumber(r.model.rate)} | ${formatNumber(r.model.lambda.reduce((sum, f) => sum + f.concurrency, 0))} | ${formatNumber(total(r, 'writeUnits'))} | ${formatNumber(total(r, 'readUnits'))} | ${formatUsd(r.model.costPerMonth.total)} | ${top.what} (${formatNumber(top.utilization * 100)} % used) |`;
   });
   const validation = results.capacityValidation;
   return `# Capacity
@@ -177,9 +197,10 @@ section measured ${costs.source.capacityMeasuredAt} by \`${costs.source.capacity
   kind − happy email). Pushed evidence (SES/SMS events through EventBridge to the evidence function, the
   AWS default) is costed with the protocol floor's units per event; the harness's own pull feed work is
   taken out of the reconcile function's share.
-- **Lambda** by Little's law: dispatcher invocations = deliveries ÷ records per batch (a poller's batch
-  holds what arrived during its cycle, between 1 and the batch size); concurrency = invocations/s ×
-  duration, from the latency phase's measured dispatch time (on DynamoDB Local: an upper bound for AWS).
+- **Lambda** by Little's law: dispatcher invocations = first deliveries ÷ the publisher's batch (a
+  SendMessageBatch of ${mix.deployment.publishBatchSize} arrives together) + redeliveries ÷ what a poller finds during one batch's
+  cycle (between 1 and the batch size); concurrency = invocations/s × duration, from the latency phase's
+  measured dispatch time (on DynamoDB Local: an upper bound for AWS).
 - **Reconciliation**: every run pays the idle run's reads; the rows it visits (the measured share, plus
   \`unknownWaitRuns\` visits per unknown row that nothing else settles) take pages of ${mix.deployment.reconcile.pageSize}, at most
   ${mix.deployment.reconcile.maxPagesPerRun} per run — beyond that the backlog grows run after run.
@@ -197,7 +218,8 @@ section measured ${costs.source.capacityMeasuredAt} by \`${costs.source.capacity
   ([scaling](https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html)); SES and SMS at the
   account rates the mix states ([SES quotas](https://docs.aws.amazon.com/ses/latest/dg/quotas.html),
   [SMS MPS](https://docs.aws.amazon.com/sms-voice/latest/userguide/sms-limitations-mps.html)).
-- **Dollars** with bench/cost.ts's dated price table (us-east-1 on-demand, ${costs.source.benchStartedAt.slice(0, 10)} run).
+- **Dollars** with bench/cost.ts's dated price table (${PRICES.region} on-demand list prices of ${PRICES.asOf}); SES's
+  fee is shown for reference, SMS fees (by country) are not included.
 - **The first limit** is found by bisection over the model itself: the lowest rate at which any limit's
   use reaches 100 %.
 
@@ -207,6 +229,12 @@ overstated), DynamoDB's minimum charges for empty queries and misses that Dynamo
 the simulator's: an \`unknown\` row here is replayed under the REST convention's key at once, while with
 SES it waits for the Send event (\`unknownWaitRuns\` says how long).
 
+## The measured costs
+
+${renderCostsMarkdown(costs)}
+
+${crossCheck(costs, results)}
+
 ## The mix
 
 \`\`\`json
@@ -215,9 +243,11 @@ ${readFileSync(resolve(REPO_ROOT, mixPath), 'utf8').trim()}
 
 ## Summary
 
-| notifications/s | Lambda concurrency | WCU/s | RCU/s | per month | most used limit |
+| notifications/s | Lambda concurrency | WCU/s | RCU/s | per month | the limit reached first, and its use at that rate |
 | ---: | ---: | ---: | ---: | ---: | --- |
 ${summary.join('\n')}
+
+${sensitivity(costs, mix)}
 
 **First limit the design hits: ${first ? `${first.what}, at ${Math.round(first.hitsAtRate).toLocaleString('en-US')} notifications/s. What moves it: ${first.moves}.` : 'none below 10⁸ notifications/s.'}**
 
@@ -227,7 +257,7 @@ ${reports.map((r) => `## At ${r.model.rate.toLocaleString('en-US')} notification
 
 \`npm run capacity -- --validate\` runs the real pipeline on the local stack at a modest rate (this
 machine's) with the mix above (faults apportioned exactly, events pulled by the reconcile run as the
-harness's provider offers them, one SendMessage per intent), counts every unit, invocation and request,
+harness's provider offers them, intents published 10 per SendMessageBatch), counts every unit, invocation and request,
 and prints them beside the model's prediction for the same run from the costs in
 bench/results/latest.json. A unit test checks the model's arithmetic against hand-computed cases
 (test/unit/bench/capacityModel.test.ts); an integration test runs the validation at a small scale

@@ -221,9 +221,13 @@ export const measureCapacityCosts = async (
     if (fault) for (const body of bodies) pipeline.simulator.addFault(fault(destinationOf(body)));
     const keys = bodies.flatMap((b) => pipeline.keysOf(b));
     const stop = pipeline.schedule(options.periodMs);
-    await pipeline.publish(bodies, 10);
-    const rows = await pipeline.settle(keys, 180_000);
-    await stop();
+    let rows: Awaited<ReturnType<Pipeline['settle']>>;
+    try {
+      await pipeline.publish(bodies, 10);
+      rows = await pipeline.settle(keys, 300_000);
+    } finally {
+      await stop();
+    }
     // The events that arrived after the last scheduled run.
     await pipeline.reconcileRun();
     const s = pipeline.snapshot();

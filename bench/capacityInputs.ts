@@ -33,6 +33,10 @@ export interface CapacityCosts {
     writeUnitsPerEvent: number;
     readUnitsPerEvent: number;
     requestsPerEvent: number;
+    /** Evidence-function invocations per event: 1 when each event is its own invocation. */
+    invocationsPerEvent: number;
+    /** SQS requests per event when events reach the function through a queue (0 without one). */
+    sqsRequestsPerEvent: number;
   };
   /** Attention-index read units per waiting `unknown` row per reconcile pass (reconcile phase). */
   reconcileReadUnitsPerRow: number;
@@ -63,7 +67,11 @@ export const costsFromBench = (results: BenchResults, file = 'bench/results/late
   ];
   if (missing.length > 0 || !capacity || !results.latency || !results.protocolFloor || !results.archive)
     throw new MissingMeasurementError(missing, file);
-  const floor = results.protocolFloor;
+  // Fields a newer benchmark writes (evidence drained from a queue in batches) are read when present.
+  const floor = results.protocolFloor as BenchResults['protocolFloor'] & {
+    invocationsPerNotification?: { evidence?: number };
+    evidence: { sqsRequestsPerEvent?: number };
+  };
   const reconcileRow = results.reconcile!.rows.at(-1)!;
   const pacingRow = [...(results.pacing ?? [])].sort((a, b) => b.environments - a.environments)[0];
   const pacing = (() => {
@@ -93,6 +101,11 @@ export const costsFromBench = (results: BenchResults, file = 'bench/results/late
       writeUnitsPerEvent: floor.evidence.writeUnitsPerEvent,
       readUnitsPerEvent: floor.evidence.readUnitsPerEvent,
       requestsPerEvent: floor.evidence.requestsPerEvent,
+      invocationsPerEvent:
+        floor.invocationsPerNotification?.evidence !== undefined && floor.evidence.eventsPerNotification > 0
+          ? floor.invocationsPerNotification.evidence / floor.evidence.eventsPerNotification
+          : 1,
+      sqsRequestsPerEvent: floor.evidence.sqsRequestsPerEvent ?? 0,
     },
     reconcileReadUnitsPerRow: reconcileRow.readUnits / Math.max(1, reconcileRow.unknownRows),
     archive: { transitionsPerObject: 100 / Math.max(1e-9, results.archive.objectsPer100Transitions) },

@@ -19,7 +19,11 @@ const byCountry = <T extends z.ZodType>(value: T) =>
   z.record(z.string(), value).superRefine((record, ctx) => {
     for (const key of Object.keys(record))
       if (!/^[A-Z]{2}$/.test(key))
-        ctx.addIssue({ code: 'custom', path: [key], message: 'not an upper-case ISO 3166-1 alpha-2 country code' });
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: 'not an upper-case ISO 3166-1 alpha-2 country code',
+        });
   });
 
 const ChannelSharesSchema = z
@@ -86,8 +90,11 @@ export const DeploymentSchema = z.strictObject({
    * function) or `pull` (the REST convention's feed, read by the reconcile run).
    */
   evidence: z.enum(['push', 'pull']).default('push'),
-  /** Provider events per evidence invocation (1: one EventBridge target invocation per event). */
-  evidenceBatchSize: z.number().int().min(1).max(10_000).default(1),
+  /**
+   * Provider events per evidence invocation. Absent: as the benchmark measured it (one invocation per
+   * event, or fewer when events are drained from a queue in batches).
+   */
+  evidenceBatchSize: z.number().int().min(1).max(10_000).optional(),
   /** The shared send pace per channel (SENDPROOF_RATE_LIMITS), when one is configured. */
   pacing: z
     .strictObject({

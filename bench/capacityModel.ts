@@ -276,6 +276,7 @@ export interface ModelAtRate {
     changeVisibility: number;
     sendMessage: number;
     idleReceives: number;
+    evidenceQueue: number;
   };
   s3Puts: number;
   reconcile: {
@@ -340,7 +341,10 @@ export const modelAt = (
 
   // Evidence (pushed events), archive.
   const evidenceEvents = d.evidence === 'push' ? rate * n.events : 0;
-  const evidenceInvocations = evidenceEvents / d.evidenceBatchSize;
+  const invocationsPerEvent = d.evidenceBatchSize
+    ? 1 / d.evidenceBatchSize
+    : costs.evidencePush.invocationsPerEvent;
+  const evidenceInvocations = evidenceEvents * invocationsPerEvent;
   const evidenceUse = scaleUse(n.evidence, rate);
   const s3Puts = (rate * n.transitions) / costs.archive.transitionsPerObject;
 
@@ -438,7 +442,8 @@ export const modelAt = (
   const dynamo = sumUse(dispatchUse, reconcileUse, evidenceUse, pacingUse);
 
   // Lambda.
-  const evidenceConcurrency = (evidenceInvocations * d.evidenceBatchSize * lambda.evidenceMs) / 1000;
+  // Each event takes evidenceMs of an invocation, whatever the batching.
+  const evidenceConcurrency = (evidenceEvents * lambda.evidenceMs) / 1000;
   const reconcileConcurrency = (reconcileInvocations * costs.reconcileMsPerInvocation) / 1000;
   const functions: FunctionLoad[] = [
     {
@@ -451,7 +456,7 @@ export const modelAt = (
     {
       fn: 'evidence',
       invocationsPerSecond: evidenceInvocations,
-      durationMs: d.evidenceBatchSize * lambda.evidenceMs,
+      durationMs: invocationsPerEvent > 0 ? lambda.evidenceMs / invocationsPerEvent : 0,
       concurrency: evidenceConcurrency,
       memoryMb: lambda.evidenceMemoryMb,
     },
@@ -593,6 +598,7 @@ export const modelAt = (
     changeVisibility: rate * n.sqs.changeVisibility,
     sendMessage: rate * n.sqs.sendMessage,
     idleReceives: lambda.pollers / 20,
+    evidenceQueue: evidenceEvents * costs.evidencePush.sqsRequestsPerEvent,
   };
   const stepFunctionsTransitionsPerSecond = runsPerSecond * (4 + 2 * Math.max(0, pagesPerRun - 1));
   const perSecondUnits: Record<CostItem, number> = {
@@ -664,6 +670,8 @@ export interface CapacityReport {
   limits: LimitAt[];
   /** The limit the design reaches first as traffic grows (lowest hitsAtRate). */
   firstLimit: LimitAt | undefined;
+  /** Settings that move the first limit, and where it is then reached. */
+  firstLimitMoves: Move[];
 }
 
 export const capacityReport = (costs: CapacityCosts, mix: Mix, rate: number): CapacityReport => {
@@ -671,7 +679,13 @@ export const capacityReport = (costs: CapacityCosts, mix: Mix, rate: number): Ca
   const limits = model.limits
     .map((l) => ({ ...l, hitsAtRate: rateAtLimit(costs, mix, l.id) }))
     .sort((a, b) => a.hitsAtRate - b.hitsAtRate || b.utilization - a.utilization);
-  return { model, limits, firstLimit: limits.find((l) => Number.isFinite(l.hitsAtRate)) };
+  const firstLimit = limits.find((l) => Number.isFinite(l.hitsAtRate));
+  return {
+    model,
+    limits,
+    firstLimit,
+    firstLimitMoves: firstLimit ? movesFor(costs, mix, firstLimit.id) : [],
+  };
 };
 
 // ── a run of known size (the validation) ───────────────────────────────────────────────────────────
@@ -712,3 +726,59 @@ export const modelRun = (
     providerRequests: run.notifications * at.perNotification.providerRequests,
   };
 };
+
+// ── what configuration moves a limit ───────────────────────────────────────────────────────────────
+
+export interface Move {
+  setting: string;
+  /** Where the same limit is reached with the setting. */
+  hitsAtRate: number;
+}
+
+type Variant = { setting: string; deployment: Mix['deployment'] };
+
+const variantsFor = (mix: Mix, id: string): Variant[] => {
+  const d = mix.deployment;
+  if (id === 'reconcile.rowsPerRun')
+    return [100, 200, 500, 1_000].flatMap((pages) =>
+      [d.reconcile.periodSeconds, 60].map((period) => ({
+        setting: `reconcileMaxPagesPerRun ${pages}${period !== d.reconcile.periodSeconds ? `, a ${period} s reconcileSchedule` : ''}`,
+        deployment: { ...d, reconcile: { ...d.reconcile, maxPagesPerRun: pages, periodSeconds: period } },
+      })),
+    );
+  if (id.startsWith('partition.attention') || id.startsWith('partition-read.attention'))
+    return [8, 16, 32, 64]
+      .filter((n) => n > d.attentionShards)
+      .map((n) => ({ setting: `attentionShards ${n}`, deployment: { ...d, attentionShards: n } }));
+  if (id === 'lambda.account' || id === 'lambda.dispatchEventSource')
+    return [10, 20, 50]
+      .filter((n) => n > d.lambda.recordConcurrency)
+      .map((n) => ({
+        setting: `recordConcurrency ${n}`,
+        deployment: { ...d, lambda: { ...d.lambda, recordConcurrency: n } },
+      }));
+  if (id.startsWith('partition.rate#'))
+    return [1_000]
+      .filter((ms) => Object.values(d.pacing).some((p) => p && p.slotMs < ms))
+      .map((ms) => ({
+        setting: `slotMs ${ms}`,
+        deployment: {
+          ...d,
+          pacing: Object.fromEntries(
+            Object.entries(d.pacing).map(([c, p]) => [c, p ? { ...p, slotMs: ms } : p]),
+          ),
+        },
+      }));
+  return [];
+};
+
+/**
+ * Deployment settings that move a limit, each with the rate at which the same limit is then reached
+ * (the model run again with the setting). Empty for limits no Sendproof setting moves (account quotas,
+ * the breaker's single counter: a code change).
+ */
+export const movesFor = (costs: CapacityCosts, mix: Mix, id: string): Move[] =>
+  variantsFor(mix, id).map((v) => ({
+    setting: v.setting,
+    hitsAtRate: rateAtLimit(costs, { ...mix, deployment: v.deployment }, id),
+  }));

@@ -179,7 +179,8 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
         new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }),
       )
     ).Attributes!.QueueArn!;
-    const leaseSeconds = options.leaseSeconds ?? 5;
+    // A lease well beyond a loaded machine's slowest dispatch: no redelivery finds a live row by accident.
+    const leaseSeconds = options.leaseSeconds ?? 30;
     const queue = await direct.send(
       new CreateQueueCommand({
         QueueName: `capacity-intake-${suffix}`,
@@ -291,7 +292,8 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
       return intent.channels.map((c) => deriveDedupeKey(identityOf(intent, policy, c)).readable);
     };
 
-    const queueEmpty = async () => {
+    /** Messages still on the intake queue, visible or in flight. */
+    const queued = async () => {
       const out = await direct.send(
         new GetQueueAttributesCommand({
           QueueUrl: queueUrl,
@@ -300,8 +302,7 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
       );
       return (
         Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) +
-          Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) ===
-        0
+        Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
       );
     };
 
@@ -346,13 +347,18 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
         for (;;) {
           const rows = await Promise.all(keys.map((k) => ledger.get(k)));
           const open = rows.filter((r) => !r || !isTerminal(r.state));
-          if (open.length === 0 && (await queueEmpty())) return rows as DeliveryRecord[];
+          const onQueue = open.length === 0 ? await queued() : undefined;
+          if (onQueue === 0) return rows as DeliveryRecord[];
           if (Date.now() > deadline)
             throw new Error(
-              `capacity pipeline: ${open.length} of ${keys.length} rows not final after ${timeoutMs} ms (e.g. ${open
-                .slice(0, 3)
-                .map((r) => r?.state ?? 'missing')
-                .join(', ')})`,
+              `capacity pipeline: not settled after ${timeoutMs} ms: ${open.length} of ${keys.length} rows not final${
+                open.length
+                  ? ` (${open
+                      .slice(0, 3)
+                      .map((r) => r?.state ?? 'missing')
+                      .join(', ')})`
+                  : `, ${onQueue} message(s) still on the intake queue`
+              }`,
             );
           await sleep(250);
         }

@@ -1,3 +1,4 @@
+import { SCENARIO_NAMES } from './capacityCosts.js';
 import type { CapacityCosts } from './capacityInputs.js';
 import type { Mix } from './capacityMix.js';
 import { type CapacityReport, LIMITS, type LimitAt } from './capacityModel.js';
@@ -37,6 +38,10 @@ const textTable = ({ head, rows, align }: Table): string => {
 
 const limitLine = (l: LimitAt) =>
   `${l.what}: ${fmt(l.demand, 1)} of ${fmt(l.capacity)} ${l.unit} (${pct(l.utilization)}), reached at ${fmt(l.hitsAtRate)} notifications/s`;
+
+/** The limits worth a row: the first 15, or those reached within 100 × the rate; the rest are counted. */
+const shownLimits = (report: CapacityReport): LimitAt[] =>
+  report.limits.filter((l, i) => i < 15 || l.hitsAtRate <= 100 * report.model.rate);
 
 export interface Section {
   title: string;
@@ -144,7 +149,7 @@ export const reportSections = (report: CapacityReport): Section[] => {
           table: {
             head: ['limit', 'now', 'of', 'used', 'reached at (notifications/s)', 'what moves it'],
             align: ['l', 'r', 'r', 'r', 'r', 'l'],
-            rows: report.limits.map((l) => [
+            rows: shownLimits(report).map((l) => [
               l.what,
               `${fmt(l.demand, 1)}`,
               `${fmt(l.capacity)} ${l.unit}`,
@@ -155,9 +160,27 @@ export const reportSections = (report: CapacityReport): Section[] => {
           },
         },
       ],
-      notes: report.firstLimit
-        ? [`First limit: ${limitLine(report.firstLimit)}. Moves it: ${report.firstLimit.moves}.`]
-        : ['No limit is reached below 10⁸ notifications/s.'],
+      notes: [
+        ...(report.limits.length > shownLimits(report).length
+          ? [
+              `${report.limits.length - shownLimits(report).length} more limits (table quotas, partitions of smaller keys) are each reached only above ${fmt(
+                Math.min(...report.limits.slice(shownLimits(report).length).map((l) => l.hitsAtRate)),
+              )} notifications/s.`,
+            ]
+          : []),
+        ...(report.firstLimit
+          ? [
+              `First limit: ${limitLine(report.firstLimit)}. Moves it: ${report.firstLimit.moves}.`,
+              ...(report.firstLimitMoves.length
+                ? [
+                    `The same limit with other settings (the model run again): ${report.firstLimitMoves
+                      .map((m) => `${m.setting} → ${fmt(m.hitsAtRate)}/s`)
+                      .join('; ')}.`,
+                  ]
+                : []),
+            ]
+          : ['No limit is reached below 10⁸ notifications/s.']),
+      ],
     },
   ];
 };
@@ -177,6 +200,9 @@ export const renderText = (report: CapacityReport, mix: Mix, costs: CapacityCost
   );
   return [...head, ...body].join('\n');
 };
+
+export const formatNumber = fmt;
+export const formatUsd = usd;
 
 export const renderMarkdownSections = (report: CapacityReport): string =>
   reportSections(report)
@@ -213,3 +239,58 @@ export const renderValidationMarkdown = (v: ValidationResult): string =>
     `${v.notifications} notifications of the example mix at ${v.rate}/s (published in ${v.publishSeconds} s), ${v.reconcileRuns} reconcile runs every ${v.periodSeconds} s, measured ${v.measuredAt}; the model's prediction for the same run from the costs of ${v.costsSource.capacityMeasuredAt}. **${v.passed ? 'PASS' : 'FAIL'}**: every quantity of at least ${v.minimum} within ${pct(v.tolerance)}.`,
     markdownTable(validationTable(v)),
   ].join('\n\n');
+
+/** The measured inputs the model composes (docs/capacity.md prints them beside its answers). */
+export const renderCostsMarkdown = (costs: CapacityCosts): string => {
+  const u = (
+    use: Record<string, { writeUnits: number; readUnits: number }>,
+    resource: string,
+    f: 'writeUnits' | 'readUnits',
+  ) => fmt(use[resource]?.[f] ?? 0, 2);
+  const rows = SCENARIO_NAMES.map((name) => {
+    const s = costs.scenarios[name];
+    return [
+      `${name}: ${s.description}`,
+      fmt(s.deliveries, 2),
+      u(s.dispatch, 'ledger', 'writeUnits'),
+      u(s.dispatch, 'ledger', 'readUnits'),
+      u(s.dispatch, 'ledger/attention', 'writeUnits'),
+      u(s.reconcile, 'ledger', 'writeUnits'),
+      u(s.reconcile, 'ledger', 'readUnits'),
+      u(s.reconcile, 'suppression', 'writeUnits'),
+      fmt(s.events, 2),
+      fmt(s.transitions, 2),
+    ];
+  });
+  const runUse = costs.perRun.use;
+  const runRequests = Object.values(runUse).reduce((a, x) => a + x.readRequests + x.writeRequests, 0);
+  return [
+    markdownTable({
+      head: [
+        'per notification',
+        'deliveries',
+        'dispatch WCU',
+        'dispatch RCU',
+        'dispatch index WCU',
+        'reconcile WCU',
+        'reconcile RCU',
+        'suppression WCU',
+        'events',
+        'transitions',
+      ],
+      align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      rows,
+    }),
+    `The reconcile columns hold what the harness's reconcile run does per notification: reading its provider events from the pull feed (about 3 WCU and 1 RCU per event, as the protocol floor's pushed events cost), and the lookups and replays of the faulted kinds. Per queue batch, the gate-facts read: ${Object.values(
+      costs.perBatch,
+    )
+      .reduce((a, x) => a + x.readRequests, 0)
+      .toFixed(0)} requests. Per reconcile run with nothing to do: ${fmt(
+      Object.values(runUse).reduce((a, x) => a + x.readUnits, 0),
+      1,
+    )} RCU, ${fmt(
+      Object.values(runUse).reduce((a, x) => a + x.writeUnits, 0),
+      1,
+    )} WCU in ${runRequests.toFixed(0)} requests (the census and the sweep query every state's ${'shards + 1'} index partitions). Pushed evidence: ${fmt(costs.evidencePush.writeUnitsPerEvent, 2)} WCU, ${fmt(costs.evidencePush.readUnitsPerEvent, 2)} RCU and ${fmt(costs.evidencePush.invocationsPerEvent, 2)} invocations per event; dispatch time ${fmt(costs.dispatchMs)} ms per record (one at a time); a waiting unknown row costs ${fmt(costs.reconcileReadUnitsPerRow, 2)} RCU per reconcile pass.`,
+  ].join('\n\n');
+};

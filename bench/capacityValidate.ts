@@ -3,7 +3,7 @@ import { destinationOf, emailBody, FAULTS, mergeUse, receiptBody, smsBody } from
 import type { CapacityCosts } from './capacityInputs.js';
 import type { Mix } from './capacityMix.js';
 import { modelRun } from './capacityModel.js';
-import type { Pipeline } from './capacityPipeline.js';
+import type { Pipeline, PipelineSnapshot } from './capacityPipeline.js';
 import type { UseByResource } from './capacityProxy.js';
 
 /**
@@ -140,24 +140,33 @@ const sumField = (use: UseByResource, resource: string, field: 'readUnits' | 'wr
 const requests = (use: UseByResource) =>
   Object.values(use).reduce((s, u) => s + u.readRequests + u.writeRequests, 0);
 
+/** What one validation run measured, before anything is compared. */
+export interface ValidationRun {
+  mix: Mix;
+  /** The mix as the harness ran it (validationMix). */
+  ran: Mix;
+  rate: number;
+  notifications: number;
+  publishSeconds: number;
+  periodSeconds: number;
+  snapshot: PipelineSnapshot;
+}
+
 export const runValidation = async (
   pipeline: Pipeline,
-  costs: CapacityCosts,
   mix: Mix,
   options: {
     rate: number;
     seconds: number;
     periodSeconds: number;
     pollers: number;
-    tolerance?: number;
-    minimum?: number;
     progress?: (line: string) => void;
   },
-): Promise<ValidationResult> => {
+): Promise<ValidationRun> => {
   const progress = options.progress ?? (() => undefined);
-  const vmix = validationMix(mix, options);
+  const ran = validationMix(mix, options);
   const notifications = Math.max(1, Math.round(options.rate * options.seconds));
-  const { bodies, faults, counts } = validationBodies(vmix, notifications, Date.now().toString(36));
+  const { bodies, faults, counts } = validationBodies(ran, notifications, Date.now().toString(36));
   pipeline.reset();
   for (const fault of faults) pipeline.simulator.addFault(fault);
   const keys = bodies.flatMap((b) => pipeline.keysOf(b));
@@ -166,15 +175,38 @@ export const runValidation = async (
   );
   const stop = pipeline.schedule(options.periodSeconds * 1000);
   const t0 = performance.now();
-  await pipeline.publish(bodies, options.rate);
-  const publishSeconds = (performance.now() - t0) / 1000;
-  await pipeline.settle(keys, 300_000);
-  await stop();
+  let publishSeconds: number;
+  try {
+    await pipeline.publish(bodies, options.rate, ran.deployment.publishBatchSize);
+    publishSeconds = (performance.now() - t0) / 1000;
+    await pipeline.settle(keys, 300_000);
+  } finally {
+    await stop();
+  }
   await pipeline.reconcileRun();
-  const s = pipeline.snapshot();
-  const predicted = modelRun(costs, vmix, {
+  return {
+    mix,
+    ran,
+    rate: options.rate,
     notifications,
-    rate: notifications / publishSeconds,
+    publishSeconds,
+    periodSeconds: options.periodSeconds,
+    snapshot: pipeline.snapshot(),
+  };
+};
+
+/** The model's prediction for the run, from `costs`, beside what the run measured. */
+export const compareRun = (
+  costs: CapacityCosts,
+  run: ValidationRun,
+  options: { tolerance?: number; minimum?: number } = {},
+): ValidationResult => {
+  const s = run.snapshot;
+  const { notifications } = run;
+  // The first publish goes out at once, each later batch 1/rate apart: the rate they arrived at.
+  const predicted = modelRun(costs, run.ran, {
+    notifications,
+    rate: run.rate,
     runs: s.functions.reconcileRuns,
   });
   const measuredDispatch = mergeUse(s.dispatch.byResource, s.dispatch.batchGets);
@@ -217,12 +249,12 @@ export const runValidation = async (
   rows.push(row('provider requests', predicted.providerRequests, s.provider.requests));
   return {
     measuredAt: new Date().toISOString(),
-    mix: mix.name,
-    rate: options.rate,
+    mix: run.mix.name,
+    rate: run.rate,
     notifications,
-    publishSeconds: Number(publishSeconds.toFixed(1)),
+    publishSeconds: Number(run.publishSeconds.toFixed(1)),
     reconcileRuns: s.functions.reconcileRuns,
-    periodSeconds: options.periodSeconds,
+    periodSeconds: run.periodSeconds,
     tolerance,
     minimum,
     rows,

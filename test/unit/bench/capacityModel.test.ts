@@ -65,6 +65,8 @@ const COSTS: CapacityCosts = {
     writeUnitsPerEvent: 3,
     readUnitsPerEvent: 1,
     requestsPerEvent: 3,
+    invocationsPerEvent: 1,
+    sqsRequestsPerEvent: 0,
   },
   reconcileReadUnitsPerRow: 0.14,
   archive: { transitionsPerObject: 300 },
@@ -113,6 +115,23 @@ describe('per-notification composition', () => {
     // a bounce's suppression write (0.5 × 2) belongs to the evidence function in AWS
     expect(n.evidence.suppression!.writeUnits).toBeCloseTo(1, 10);
     expect(n.reconcile.suppression).toBeUndefined();
+  });
+});
+
+describe('pushed evidence through a queue', () => {
+  it('evidence invocations follow the bench’s measured invocations per event, unless the mix sets a batch', () => {
+    const queued = {
+      ...COSTS,
+      evidencePush: { ...COSTS.evidencePush, invocationsPerEvent: 0.15, sqsRequestsPerEvent: 1.3 },
+    };
+    const m = modelAt(queued, mixOf({}, { evidence: 'push' }), 1_000);
+    const evidence = m.lambda.find((f) => f.fn === 'evidence')!;
+    // 1,000/s × 2 events × 0.15; each event still takes 50 ms: 100 concurrent
+    expect(evidence.invocationsPerSecond).toBeCloseTo(300, 8);
+    expect(evidence.concurrency).toBeCloseTo(100, 8);
+    expect(m.sqs.evidenceQueue).toBeCloseTo(2_600, 8);
+    const batched = modelAt(queued, mixOf({}, { evidence: 'push', evidenceBatchSize: 10 }), 1_000);
+    expect(batched.lambda.find((f) => f.fn === 'evidence')!.invocationsPerSecond).toBeCloseTo(200, 8);
   });
 });
 
@@ -191,6 +210,11 @@ describe('limits', () => {
     expect(rateAtLimit(COSTS, mix, 'reconcile.rowsPerRun')).toBeCloseTo(1_250 / 6, 3);
     const report = capacityReport(COSTS, mix, 100);
     expect(report.firstLimit?.id).toBe('reconcile.rowsPerRun');
+    // What moves it: 100 pages per run → 2,500 rows / 6R = 416.7/s; with a 60 s schedule too, 0.02 × 60
+    // = 1.2R rows per run → 2,500 / 1.2 = 2,083/s
+    const moves = Object.fromEntries(report.firstLimitMoves.map((m) => [m.setting, m.hitsAtRate]));
+    expect(moves['reconcileMaxPagesPerRun 100']).toBeCloseTo(2_500 / 6, 3);
+    expect(moves['reconcileMaxPagesPerRun 100, a 60 s reconcileSchedule']).toBeCloseTo(2_500 / 1.2, 3);
   });
 
   it('the attention index: a state’s writes (and its share of the leaving ones) over its shards', () => {
