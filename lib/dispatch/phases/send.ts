@@ -35,7 +35,13 @@ const call = async (run: ChannelRun, row: DeliveryRecord): Promise<SendResult> =
   const { intent } = run.job.valid;
   const { rendered, channel } = run;
   const to = channel === 'email' ? intent.recipient.email : intent.recipient.phone;
-  if (!to) return { kind: 'rejected', reason: 'no destination for channel', code: 'missing_destination' };
+  if (!to)
+    return {
+      kind: 'rejected',
+      reason: 'no destination for channel',
+      code: 'missing_destination',
+      cause: 'recipient',
+    };
   const message: OutboundMessage = {
     channel,
     to,
