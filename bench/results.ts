@@ -191,5 +191,9 @@ export interface BenchResults {
   pacing?: import('./pacingWrites.js').PacingWritesRow[];
   protocolFloor?: ProtocolFloorResult;
   cost?: CostResult;
+  /** Per-notification costs through the real pipeline, per table and index (bench/capacityCosts.ts). */
+  capacity?: import('./capacityCosts.js').CapacityCostsResult;
+  /** The capacity model against a run of the pipeline at a modest rate (bench/capacityValidate.ts). */
+  capacityValidation?: import('./capacityValidate.js').ValidationResult;
   targets: TargetResult[];
 }

@@ -5,6 +5,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { measureArchiveBatching } from './archiveBatching.js';
+import { measureCapacity } from './capacityBench.js';
 import { measureCli, renderCliTable } from './cliTimings.js';
 import { measureColdStart } from './coldStart.js';
 import { costScenarios, MIX, PRICES } from './cost.js';
@@ -64,6 +65,7 @@ const SIZES = quick
       archive: { notificationsPerSecond: 10, seconds: 15, tenants: 3 },
       cliRuns: 3,
       pacing: { notifications: 100, perSecond: 50, concurrency: 10, environments: [1, 4] },
+      capacity: { count: 5, periodSeconds: 3, validation: { rate: 5, seconds: 20, periodSeconds: 3 } },
     }
   : {
       writeUnitCount: 10,
@@ -75,6 +77,7 @@ const SIZES = quick
       archive: { notificationsPerSecond: 10, seconds: 60, tenants: 3 },
       cliRuns: 7,
       pacing: { notifications: 500, perSecond: 50, concurrency: 10, environments: [1, 4] },
+      capacity: { count: 20, periodSeconds: 3, validation: { rate: 8, seconds: 40, periodSeconds: 4 } },
     };
 
 const t0 = performance.now();
@@ -152,6 +155,10 @@ const main = async (): Promise<void> => {
     results.cli = await measureCli(dynamo, SIZES.cliRuns, progress);
     await sim.reset();
     results.pacing = await measurePacingWrites(dynamo, sim, SIZES.pacing, progress);
+    // Last: the capacity model's costs through the real pipeline, and the model against a run of it.
+    const capacity = await measureCapacity(dynamo.local.endpoint, results, SIZES.capacity, progress);
+    results.capacity = capacity.costs;
+    results.capacityValidation = capacity.validation;
   } finally {
     progress('stopping DynamoDB Local and the simulator');
     await Promise.allSettled([dynamo?.local.stop(), sim?.stop()]);
@@ -272,6 +279,18 @@ const main = async (): Promise<void> => {
       'WCU the shared send pace adds per notification, 4 environments at 50/s',
       results.pacing?.find((r) => r.environments === 4)?.writeUnitsPerNotification,
       { op: '<=', value: 1 },
+    ),
+    target(
+      'capacity_model',
+      'capacity model vs the pipeline: worst deviation of the held quantities (npm run capacity -- --validate)',
+      results.capacityValidation
+        ? Number(
+            Math.max(
+              ...results.capacityValidation.rows.filter((r) => r.held).map((r) => r.deviation),
+            ).toFixed(3),
+          )
+        : undefined,
+      { op: '<=', value: 0.2 },
     ),
     target('cold_start', 'bundled dispatcher module init, median ms', cold.medianInitMs, {
       op: '<',
