@@ -1,5 +1,4 @@
 import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
-import type { SimEvent } from './ProviderSimulator.js';
 
 /**
  * TEST DOUBLE. The webhook bodies the provider simulator pushes, shaped as Resend, SendGrid and Twilio
@@ -13,7 +12,19 @@ export const SIM_ACCOUNT_SID = 'AC00000000000000000000000000000000';
 export const SIM_SMS_FROM = '+15005550006';
 export const SIM_SMS_TO = '+15005550010';
 
-type Event = Omit<SimEvent, 'seq'>;
+/** One simulated event, as the simulator's feed holds it (ProviderSimulator.ts `SimEvent`, without `seq`). */
+export interface SimulatedEvent {
+  id: string;
+  type: 'sent' | 'delivered' | 'bounced' | 'complained' | 'failed' | 'expired' | 'unknown';
+  messageId: string;
+  idempotencyKey: string | null;
+  channel: 'email' | 'sms';
+  /** ISO 8601: when it happened. */
+  at: string;
+  bounceType?: 'Permanent' | 'Transient';
+  tags?: Record<string, string>;
+}
+type Event = SimulatedEvent;
 
 const RESEND_TYPES: Readonly<Record<string, string>> = {
   sent: 'email.sent',

@@ -3,9 +3,9 @@ import { hashKey, rowLabelOf } from '../../../lib/domain/keys.js';
 import { type ParsedEvent, parseLambdaEvent } from '../../../lib/evidence/events.js';
 import { parseResendEvent, parseSendGridEvent, parseTwilioCallback } from '../../../lib/evidence/webhooks.js';
 import { type SentMail, sesEvent } from '../../../lib/local/SesEventEmitter.js';
-import type { SimEvent } from '../../../lib/simulator/ProviderSimulator.js';
 import {
   resendWebhookPayload,
+  type SimulatedEvent,
   sendGridWebhookEvent,
   twilioCallbackParams,
 } from '../../../lib/simulator/webhookPayloads.js';
@@ -132,7 +132,7 @@ describe('the local SES event emitter emits what SES documents', () => {
 
 describe('the provider simulator pushes webhooks shaped as Resend, SendGrid and Twilio document them', () => {
   const event = (
-    type: SimEvent['type'],
+    type: SimulatedEvent['type'],
     channel: 'email' | 'sms',
     bounceType?: 'Permanent' | 'Transient',
   ) => ({
