@@ -265,7 +265,7 @@ const SENDGRID_ACCOUNT_EFFECT: Readonly<Record<string, AccountSignal['effect']>>
  */
 export const sendGridMessageId = (sgMessageId: string | undefined, smtpId: string | undefined): string => {
   const raw = (sgMessageId ?? '').trim();
-  if (raw) return /^(.+?)\.[a-z]*filter[^.]*\./i.exec(raw)?.[1] ?? raw;
+  if (raw) return /^(.+?)\.[a-z]*filter[^.]*(\.|$)/i.exec(raw)?.[1] ?? raw;
   return /^<?([^@<>\s]+)@/.exec((smtpId ?? '').trim())?.[1] ?? '';
 };
 

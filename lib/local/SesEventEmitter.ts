@@ -99,6 +99,8 @@ export interface SentMail {
   messageId: string;
   from: string;
   to: string[];
+  /** The subject (SES echoes it in `mail.headers` and `mail.commonHeaders`). */
+  subject?: string;
   /** EmailTags of the SendEmail request, as SES puts them in `mail.tags`. */
   tags: Array<{ Name: string; Value: string }>;
   configurationSet?: string;
@@ -112,7 +114,11 @@ const DETAIL_TYPES: Readonly<Record<string, string>> = {
   Complaint: 'Email Complaint Received',
 };
 
-/** Builds one EventBridge-shaped SES event (fields as SES documents them; only the key hash is read back). */
+/**
+ * Builds one EventBridge-shaped SES event with the fields SES documents ("Examples of event data that
+ * Amazon SES publishes"; test/unit/simulator/fakesHeldToCorpus.test.ts compares each type with the
+ * documented example, path by path and type by type). Only the key hash and the row label are read back.
+ */
 export const sesEvent = (
   mail: SentMail,
   type: 'Send' | 'Delivery' | 'Bounce' | 'Complaint',
@@ -124,18 +130,29 @@ export const sesEvent = (
   const tags: Record<string, string[]> = {
     'ses:source-ip': ['127.0.0.1'],
     'ses:from-domain': [mail.from.split('@')[1] ?? 'localhost'],
+    'ses:caller-identity': ['sendproof-local'],
     ...(mail.configurationSet ? { 'ses:configuration-set': [mail.configurationSet] } : {}),
   };
   for (const tag of mail.tags) tags[tag.Name] = [...(tags[tag.Name] ?? []), tag.Value];
+  const subject = mail.subject ?? '';
   const detail: SesEventBridgeEvent['detail'] = {
     eventType: type,
     mail: {
       timestamp: new Date(mail.sentAt).toISOString(),
       source: mail.from,
+      sourceArn: `arn:aws:ses:${options.region}:${account}:identity/${mail.from}`,
       sendingAccountId: account,
       messageId: mail.messageId,
       destination: mail.to,
       headersTruncated: false,
+      headers: [
+        { name: 'From', value: mail.from },
+        { name: 'To', value: mail.to.join(', ') },
+        { name: 'Subject', value: subject },
+        { name: 'MIME-Version', value: '1.0' },
+        { name: 'Content-Type', value: 'multipart/alternative; boundary="sendproof-local"' },
+      ],
+      commonHeaders: { from: [mail.from], to: mail.to, messageId: mail.messageId, subject },
       tags,
     },
   };
@@ -168,7 +185,9 @@ export const sesEvent = (
       complainedRecipients: mail.to.map((emailAddress) => ({ emailAddress })),
       timestamp: time,
       feedbackId: `local-${randomUUID()}`,
+      userAgent: 'sendproof-local-feedback-loop',
       complaintFeedbackType: 'abuse',
+      arrivalDate: time,
     };
   return {
     version: '0',
@@ -215,6 +234,9 @@ const SendEmailRequest = z.object({
   FromEmailAddress: z.string().default('unknown@localhost'),
   Destination: z.object({ ToAddresses: z.array(z.string()).default([]) }).optional(),
   EmailTags: z.array(z.object({ Name: z.string(), Value: z.string() })).default([]),
+  Content: z
+    .object({ Simple: z.object({ Subject: z.object({ Data: z.string() }).optional() }).optional() })
+    .optional(),
   ConfigurationSetName: z.string().optional(),
 });
 const SendEmailResponse = z.object({ MessageId: z.string().min(1) });
@@ -353,6 +375,7 @@ export const startSesEventEmitter = async (
       messageId: response.data.MessageId,
       from: request.data.FromEmailAddress,
       to,
+      ...(request.data.Content?.Simple?.Subject ? { subject: request.data.Content.Simple.Subject.Data } : {}),
       tags: request.data.EmailTags,
       ...(request.data.ConfigurationSetName ? { configurationSet: request.data.ConfigurationSetName } : {}),
       sentAt: clock.now(),

@@ -12,6 +12,7 @@ import {
   faultMatches,
   type RequestFacts,
 } from './faults.js';
+import { resendWebhookPayload, sendGridWebhookEvent, twilioCallbackParams } from './webhookPayloads.js';
 import { type SigningKeys, signResend, signSendGrid, signTwilio } from './webhookSigners.js';
 
 /**
@@ -256,7 +257,10 @@ export const startProviderSimulator = async (
     }
   };
 
-  /** The provider-shaped, signed webhook for one event (only the key hash and ids; a fixed test address). */
+  /**
+   * The provider-shaped, signed webhook for one event, built as the provider documents it
+   * (lib/simulator/webhookPayloads.ts; only the key hash, the row label and the ids are real).
+   */
   const webhookFor = (
     event: Omit<SimEvent, 'seq'>,
   ): { path: string; request: ReturnType<typeof signResend> } | undefined => {
@@ -264,74 +268,23 @@ export const startProviderSimulator = async (
     if (!hooks || !event.idempotencyKey) return undefined;
     if (event.channel === 'sms') {
       if (hooks.sms !== 'twilio') return undefined;
-      const status = { sent: 'sent', delivered: 'delivered', failed: 'undelivered', expired: 'failed' }[
-        event.type as string
-      ];
-      if (!status) return undefined;
+      const params = twilioCallbackParams(event);
+      if (!params) return undefined;
       const row = event.tags?.[ROW_TAG];
       const query = `?k=${event.idempotencyKey}${row ? `&r=${row}` : ''}`;
       return {
         path: `/twilio${query}`,
-        request: signTwilio(hooks.keys, `${hooks.url}/twilio${query}`, {
-          MessageSid: event.messageId,
-          MessageStatus: status,
-        }),
+        request: signTwilio(hooks.keys, `${hooks.url}/twilio${query}`, params),
       };
     }
     if (hooks.email === 'resend') {
-      const type = {
-        sent: 'email.sent',
-        delivered: 'email.delivered',
-        bounced: 'email.bounced',
-        complained: 'email.complained',
-      }[event.type as string];
-      if (!type) return undefined;
-      return {
-        path: '/resend',
-        request: signResend(
-          hooks.keys,
-          {
-            type,
-            created_at: event.at,
-            data: {
-              email_id: event.messageId,
-              tags: [
-                { name: 'sendproof-key', value: event.idempotencyKey },
-                ...(event.tags?.[ROW_TAG] ? [{ name: ROW_TAG, value: event.tags[ROW_TAG] }] : []),
-              ],
-              ...(event.bounceType ? { bounce: { type: event.bounceType } } : {}),
-            },
-          },
-          new Date(),
-          event.id,
-        ),
-      };
+      const payload = resendWebhookPayload(event);
+      if (!payload) return undefined;
+      return { path: '/resend', request: signResend(hooks.keys, payload, new Date(), event.id) };
     }
-    const sgEvent = {
-      sent: 'processed',
-      delivered: 'delivered',
-      bounced: 'bounce',
-      complained: 'spamreport',
-    }[event.type as string];
+    const sgEvent = sendGridWebhookEvent(event);
     if (!sgEvent) return undefined;
-    return {
-      path: '/sendgrid',
-      request: signSendGrid(hooks.keys, [
-        {
-          event: sgEvent,
-          sg_event_id: event.id,
-          sg_message_id: `${event.messageId}.sim`,
-          timestamp: Math.floor(Date.parse(event.at) / 1000),
-          sendproof_key: event.idempotencyKey,
-          ...(event.tags?.[ROW_TAG] ? { sendproof_row: event.tags[ROW_TAG] } : {}),
-          ...(event.bounceType === 'Transient'
-            ? { type: 'blocked' }
-            : event.bounceType
-              ? { type: 'bounce' }
-              : {}),
-        },
-      ]),
-    };
+    return { path: '/sendgrid', request: signSendGrid(hooks.keys, [sgEvent]) };
   };
 
   /** Pushes the event's webhook after `delayMs` (real time), `times` times (duplicates). Failures are dropped, as a provider gives up. */

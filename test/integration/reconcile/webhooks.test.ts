@@ -265,7 +265,10 @@ describe('the simulator pushes signed webhooks', () => {
         await new Promise((r) => setTimeout(r, 100));
         rows = [await h.ledger.get(mail!), await h.ledger.get(sms!)];
       } while (
-        (rows[0]?.delivery?.status !== 'bounced_permanent' || rows[1]?.delivery?.status !== 'delivered') &&
+        // Both email events (processed, bounce) race to the endpoint: wait for both, not only the decisive one.
+        (rows[0]?.delivery?.status !== 'bounced_permanent' ||
+          rows[0]?.delivery?.h.length !== 2 ||
+          rows[1]?.delivery?.status !== 'delivered') &&
         Date.now() < deadline
       );
       // Assess
