@@ -16,7 +16,7 @@ import {
   ttlFor,
 } from '../run.js';
 import { recordMismatch } from '../sideRows.js';
-import { afterDispatching } from './confirm.js';
+import { afterDispatching, cancelHeld } from './confirm.js';
 import { pace, parkForReplay } from './wait.js';
 
 const GATE_METRIC = {
@@ -139,7 +139,8 @@ const onExisting = async (run: ChannelRun, existing: DeliveryRecord): Promise<St
         await park(ctx, run.job, 'scheduled', decision.until);
         return done(row, 'scheduled');
       case 'held_by_provider':
-        return done(row, 'handed_to_provider_schedule');
+        // A cancel the provider has not confirmed yet is asked again (cancellable purposes only).
+        return (await cancelHeld(run, row)) ?? done(row, 'handed_to_provider_schedule');
       case 'resume':
         return { next: 'gates', row };
       case 'leave': {
