@@ -72,6 +72,7 @@ export class Dispatcher {
       body,
       logicalKey: logicalKeyOf(valid),
       sealed: false,
+      resumed: message.kind === 'resume' && !message.resend,
       ...(facts ? { facts } : {}),
     };
     const lastReceive =

@@ -1,3 +1,4 @@
+import { SendproofError } from '../domain/errors.js';
 import type { ValidIntent } from '../domain/intent.js';
 import { deriveDedupeKey, deriveLogicalKey, identityOf } from '../domain/keys.js';
 import { retentionTtl } from '../domain/purposes.js';
@@ -6,7 +7,8 @@ import type { DispatchContext, Job } from './run.js';
 /**
  * Hands the intent to the ledger: sealed with the AWS Encryption SDK (the logical key is the encryption
  * context), in the attention index's `parked` partition, due when the sweep must look again. Once per
- * handling; later parks only move the due time. TTL: the intent's expiry or the purpose's retention.
+ * handling; later parks only move the due time. TTL: the intent's expiry or the purpose's retention
+ * (counted from sendAt for a scheduled one), whichever is first.
  */
 export const park = async (ctx: DispatchContext, job: Job, reason: string, dueAt: number): Promise<void> => {
   if (job.sealed) {
@@ -15,7 +17,9 @@ export const park = async (ctx: DispatchContext, job: Job, reason: string, dueAt
   }
   const now = ctx.clock.now();
   const { intent, policy } = job.valid;
-  const retention = retentionTtl(policy, now);
+  // A scheduled notification's seal is kept for the retention counted from its sendAt: due then, it must
+  // still exist (the row it resumes has no TTL and no index entry of its own).
+  const retention = retentionTtl(policy, Math.max(now, job.valid.sendAtMs ?? now));
   const ttl =
     job.valid.expiresAtMs !== undefined
       ? Math.min(retention, Math.ceil(job.valid.expiresAtMs / 1000))
@@ -39,14 +43,28 @@ export const park = async (ctx: DispatchContext, job: Job, reason: string, dueAt
   job.sealed = true;
 };
 
-/** A resume message names a sealed intent; without one there is nothing to send (the sweep says why). */
+/**
+ * A resume message names a sealed intent; without one there is nothing to send (the sweep says why). A
+ * seal that does not open (its key is gone, the ciphertext damaged, KMS refusing) is not this message's
+ * to retry: the notice is acknowledged, the reason is recorded on the seal, and the sweep resumes it
+ * again next period — at its resume limit it stalls the rows with that reason.
+ */
 export const unseal = async (ctx: DispatchContext, logicalKey: string): Promise<string | undefined> => {
   const seal = await ctx.ledger.getSeal(logicalKey);
   if (!seal) {
     ctx.logger.warn('resume for a notification with nothing sealed; left to the sweep', { logicalKey });
     return undefined;
   }
-  return ctx.sealer.open(seal.ciphertext, logicalKey);
+  try {
+    return await ctx.sealer.open(seal.ciphertext, logicalKey);
+  } catch (error) {
+    // The sealer's refusals are permanent SendproofErrors (SealError); not imported here, so the
+    // Encryption SDK stays unloaded until a seal is used (lib/seal/lazySealer.ts).
+    if (!(error instanceof SendproofError && error.kind === 'permanent')) throw error;
+    ctx.logger.warn('sealed intent does not open; left to the sweep', { logicalKey, code: error.code });
+    await ctx.ledger.rearm(logicalKey, seal.dueAt, error.code);
+    return undefined;
+  }
 };
 
 /** The logical notification (every channel of one intent): the fallback flow's and the seal's key. */

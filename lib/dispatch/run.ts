@@ -46,6 +46,11 @@ export interface Job {
   logicalKey: string;
   /** True once this handling has sealed the intent (one seal write per handling at most). */
   sealed: boolean;
+  /**
+   * The body came from the ledger's seal (a resume notice): it is the rows' own intent, so a row it can
+   * no longer send (template gone, content hash changed) will never be sent by anything.
+   */
+  resumed: boolean;
   /** Suppression entries and fallback flows read once for the whole queue batch, when given. */
   facts?: GateFacts;
 }

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import type { Clock } from './clock.js';
 import { type FieldIssue, IntentValidationError } from './errors.js';
-import { type Channel, ChannelSchema, type PurposePolicy, type PurposeRegistry } from './purposes.js';
+import {
+  type Channel,
+  ChannelSchema,
+  type PurposePolicy,
+  type PurposeRegistry,
+  SCHEDULE_HORIZON_DAYS,
+} from './purposes.js';
 
 /** Identifiers that become part of a dedupe key: no `:` (the key separator), no spaces, bounded. */
 export const IdentifierSchema = z
@@ -14,7 +20,7 @@ const MAX_INTENT_BYTES = 64 * 1024;
 const MAX_DATA_BYTES = 16 * 1024;
 const MAX_EXPIRY_MS = 366 * 86_400_000;
 /** How far ahead an intent may be scheduled unless configured otherwise (`scheduleHorizonMs`). */
-export const DEFAULT_SCHEDULE_HORIZON_MS = 30 * 86_400_000;
+export const DEFAULT_SCHEDULE_HORIZON_MS = SCHEDULE_HORIZON_DAYS * 86_400_000;
 
 const JsonValue: z.ZodType<unknown> = z.lazy(() =>
   z.union([
