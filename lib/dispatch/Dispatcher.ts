@@ -1,4 +1,4 @@
-import { parseIntent } from '../domain/intent.js';
+import { parseIntent, type ValidIntent } from '../domain/intent.js';
 import { deriveDedupeKey, identityOf } from '../domain/keys.js';
 import type { GateFacts } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
@@ -77,9 +77,13 @@ export class Dispatcher {
     };
     const lastReceive =
       ctx.maxReceiveCount !== undefined && (envelope.receiveCount ?? 1) >= ctx.maxReceiveCount;
+    // Every intent of a purpose that falls back follows the notification's one flow, whatever its own
+    // `delivery` says: the flow's conditional put arbitrates between intents processed at once, so an
+    // "all" intent can never make a second channel active next to a fallback (invariant 6).
+    const viaFlow = followsFlow(valid);
     // A fallback may need its next channel long after this message is gone (a bounce hours later), and
     // a last receive has no next receive: either way the ledger takes the intent now, before any claim.
-    const sealReason = valid.delivery === 'fallback' ? 'fallback' : lastReceive ? 'last_receive' : undefined;
+    const sealReason = viaFlow ? 'fallback' : lastReceive ? 'last_receive' : undefined;
     if (isScheduledAhead(valid, ctx.clock.now())) {
       // A scheduled intent: the ledger (the seal, due at sendAt) owns it from now; the message is acknowledged.
       await park(ctx, job, 'scheduled', valid.sendAtMs!);
@@ -93,9 +97,10 @@ export class Dispatcher {
     }
 
     // The fallback pointer rules every intent of a logical notification that has one, whatever the
-    // intent's own delivery mode says: at most one channel active.
+    // intent's own delivery mode says: at most one channel active. (A flow only ever exists for a purpose
+    // that falls back; the read stays for rows written before that rule.)
     const flowExists =
-      valid.delivery === 'fallback' ||
+      viaFlow ||
       (facts?.flowExists(job.logicalKey) ?? (await ctx.ledger.getFlow(job.logicalKey)) !== undefined);
     const channels = flowExists
       ? await deliverFallback(ctx, job)
@@ -151,3 +156,11 @@ const asResend = (body: string, order: ResendOrder): string => {
     resendOf: { dedupeKey: order.dedupeKey, decisionId: order.decisionId },
   });
 };
+
+/**
+ * Whether an intent goes through its notification's fallback flow: it asks for fallback, or its purpose
+ * falls back by default. The intent boundary refuses `delivery: "fallback"` on a purpose that does not
+ * (lib/domain/intent.ts), so every intent of a notification that can have a flow takes this path.
+ */
+const followsFlow = (valid: ValidIntent): boolean =>
+  valid.delivery === 'fallback' || valid.policy.defaultDelivery === 'fallback';

@@ -196,6 +196,13 @@ export const parseIntent = (
     });
   }
   const delivery = intent.delivery ?? policy?.defaultDelivery ?? 'all';
+  // Whether a notification falls back is its purpose's: every intent of a fallback purpose follows one
+  // flow, so intents processed at once cannot make two channels active (docs/design.md).
+  if (delivery === 'fallback' && policy?.defaultDelivery === 'all')
+    issues.push({
+      field: 'delivery',
+      message: `fallback needs a purpose that falls back (defaultDelivery "fallback"); ${intent.purpose} delivers to every channel`,
+    });
   if (delivery === 'fallback' && intent.channels.length < 2)
     issues.push({
       field: 'channels',
