@@ -1,12 +1,12 @@
-import { parseIntent, type ValidIntent } from '../domain/intent.js';
+import { parseIntent } from '../domain/intent.js';
 import { deriveDedupeKey, identityOf } from '../domain/keys.js';
 import type { GateFacts } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import { deliverChannel } from './driver.js';
 import { deliverFallback } from './fallbackFlow.js';
-import { logicalKeyOf, park, unseal } from './parking.js';
+import { isLastReceive, logicalKeyOf, sealFirst, sealPlanOf, unseal } from './parking.js';
 import { parseQueueMessage, type ResendOrder } from './queueMessage.js';
-import { type DispatchContext, isScheduledAhead, type Job, resolveContext } from './run.js';
+import { type DispatchContext, followsFlow, type Job, resolveContext } from './run.js';
 import { recordInvalidBody } from './sideRows.js';
 import type { DispatcherDeps, IntentOutcome, QueueEnvelope } from './types.js';
 
@@ -75,20 +75,11 @@ export class Dispatcher {
       resumed: message.kind === 'resume' && !message.resend,
       ...(facts ? { facts } : {}),
     };
-    const lastReceive =
-      ctx.maxReceiveCount !== undefined && (envelope.receiveCount ?? 1) >= ctx.maxReceiveCount;
-    // Every intent of a purpose that falls back follows the notification's one flow, whatever its own
-    // `delivery` says: the flow's conditional put arbitrates between intents processed at once, so an
-    // "all" intent can never make a second channel active next to a fallback (invariant 6).
-    const viaFlow = followsFlow(valid);
-    // A fallback may need its next channel long after this message is gone (a bounce hours later), and
-    // a last receive has no next receive: either way the ledger takes the intent now, before any claim.
-    const sealReason = viaFlow ? 'fallback' : lastReceive ? 'last_receive' : undefined;
-    if (isScheduledAhead(valid, ctx.clock.now())) {
-      // A scheduled intent: the ledger (the seal, due at sendAt) owns it from now; the message is acknowledged.
-      await park(ctx, job, 'scheduled', valid.sendAtMs!);
-    } else if (sealReason) {
-      await park(ctx, job, sealReason, ctx.clock.now() + ctx.leaseMs);
+    const lastReceive = isLastReceive(ctx, envelope);
+    const plan = sealPlanOf(ctx, valid, lastReceive);
+    if (envelope.sealed) job.sealed = true;
+    else if (plan) await sealFirst(ctx, job, plan);
+    if (plan && plan.reason !== 'scheduled') {
       const first = valid.intent.channels[0]!;
       await ctx.probe?.('after_seal', {
         dedupeKey: deriveDedupeKey(identityOf(valid.intent, valid.policy, first)).readable,
@@ -100,7 +91,7 @@ export class Dispatcher {
     // intent's own delivery mode says: at most one channel active. (A flow only ever exists for a purpose
     // that falls back; the read stays for rows written before that rule.)
     const flowExists =
-      viaFlow ||
+      followsFlow(valid) ||
       (facts?.flowExists(job.logicalKey) ?? (await ctx.ledger.getFlow(job.logicalKey)) !== undefined);
     const channels = flowExists
       ? await deliverFallback(ctx, job)
@@ -141,6 +132,33 @@ export class Dispatcher {
     if (recipients.size === 0) return undefined;
     return ctx.gateFacts.read([...recipients.values()], [...logicalKeys]);
   }
+
+  /**
+   * Seals, at the start of a queue batch, the intent of every record on its last receive, before any
+   * record is handled: a batch that times out before it reaches such a record has still handed it to
+   * the ledger, whose sweep then finds its `claimed`/`dispatching` row (nothing else indexes those).
+   * Returns the message ids sealed; `handle` is told through `envelope.sealed`. Never throws: a seal that
+   * fails here is tried again by `handle`.
+   */
+  async sealLastReceives(
+    records: ReadonlyArray<{ body: string; envelope: QueueEnvelope }>,
+  ): Promise<Set<string>> {
+    const { ctx } = this;
+    const sealed = new Set<string>();
+    await Promise.all(
+      records.map(async ({ body, envelope }) => {
+        if (!isLastReceive(ctx, envelope) || parseQueueMessage(body).kind !== 'intent') return;
+        const parsed = parseIntent(body, { purposes: ctx.purposes, clock: ctx.clock, allowExpired: true });
+        if (!parsed.ok) return;
+        const valid = parsed.value;
+        const plan = sealPlanOf(ctx, valid, true);
+        if (!plan) return;
+        const job: Job = { valid, body, logicalKey: logicalKeyOf(valid), sealed: false, resumed: false };
+        if (await sealFirst(ctx, job, plan, { tolerate: true })) sealed.add(envelope.messageId);
+      }),
+    );
+    return sealed;
+  }
 }
 
 /**
@@ -156,11 +174,3 @@ const asResend = (body: string, order: ResendOrder): string => {
     resendOf: { dedupeKey: order.dedupeKey, decisionId: order.decisionId },
   });
 };
-
-/**
- * Whether an intent goes through its notification's fallback flow: it asks for fallback, or its purpose
- * falls back by default. The intent boundary refuses `delivery: "fallback"` on a purpose that does not
- * (lib/domain/intent.ts), so every intent of a notification that can have a flow takes this path.
- */
-const followsFlow = (valid: ValidIntent): boolean =>
-  valid.delivery === 'fallback' || valid.policy.defaultDelivery === 'fallback';

@@ -2,7 +2,9 @@ import { SendproofError } from '../domain/errors.js';
 import type { ValidIntent } from '../domain/intent.js';
 import { deriveDedupeKey, deriveLogicalKey, identityOf } from '../domain/keys.js';
 import { retentionTtl } from '../domain/purposes.js';
-import type { DispatchContext, Job } from './run.js';
+import { METRIC } from '../observability.js';
+import { type DispatchContext, followsFlow, isScheduledAhead, type Job } from './run.js';
+import type { QueueEnvelope } from './types.js';
 
 /**
  * Hands the intent to the ledger: sealed with the AWS Encryption SDK (the logical key is the encryption
@@ -72,4 +74,58 @@ export const logicalKeyOf = (valid: ValidIntent): string => {
   const { intent, policy } = valid;
   const { channel: _c, ...logical } = identityOf(intent, policy, intent.channels[0]!);
   return deriveLogicalKey(logical);
+};
+
+/** This delivery is the message's last: the queue moves it to the DLQ if it does not finish. */
+export const isLastReceive = (ctx: DispatchContext, envelope: QueueEnvelope): boolean =>
+  ctx.maxReceiveCount !== undefined && (envelope.receiveCount ?? 1) >= ctx.maxReceiveCount;
+
+export interface SealPlan {
+  reason: 'scheduled' | 'fallback' | 'last_receive';
+  dueAt: number;
+}
+
+/**
+ * Whether the ledger takes the intent before any claim: a scheduled one (due at sendAt; its message is
+ * acknowledged), a fallback (its next channel may be needed long after the message is gone, a bounce
+ * hours later), or any intent on its last receive (there is no next receive).
+ */
+export const sealPlanOf = (
+  ctx: DispatchContext,
+  valid: ValidIntent,
+  lastReceive: boolean,
+): SealPlan | undefined => {
+  const now = ctx.clock.now();
+  if (isScheduledAhead(valid, now)) return { reason: 'scheduled', dueAt: valid.sendAtMs! };
+  if (followsFlow(valid)) return { reason: 'fallback', dueAt: now + ctx.leaseMs };
+  if (lastReceive) return { reason: 'last_receive', dueAt: now + ctx.leaseMs };
+  return undefined;
+};
+
+/**
+ * Seals the intent as planned. A last-receive seal that fails (KMS refusing, a throttled write) does not
+ * stop the handling: the seal is the backstop for a handling that dies, and the handling itself may
+ * still bring every row to an owned state (an expired `dispatching` row becomes an indexed `unknown`).
+ * The failure is counted (`LastReceiveSealFailures`, alarmed). Any other seal is required: it throws.
+ * With `tolerate`, no failure throws. Returns whether the intent is sealed.
+ */
+export const sealFirst = async (
+  ctx: DispatchContext,
+  job: Job,
+  plan: SealPlan,
+  options: { tolerate?: boolean } = {},
+): Promise<boolean> => {
+  try {
+    await park(ctx, job, plan.reason, plan.dueAt);
+    return true;
+  } catch (error) {
+    if (plan.reason !== 'last_receive' && !options.tolerate) throw error;
+    ctx.logger.error('sealing the intent failed; the handling goes on without the seal', {
+      logicalKey: job.logicalKey,
+      reason: plan.reason,
+      error: error instanceof Error ? error.name : 'unknown',
+    });
+    ctx.metrics?.count(METRIC.sealFailures);
+    return false;
+  }
 };

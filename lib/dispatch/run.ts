@@ -159,6 +159,14 @@ export const delayFor = (ctx: DispatchContext, attempt: number, retryAfterMs?: n
     random: ctx.random,
   });
 
+/**
+ * Whether an intent goes through its notification's fallback flow: it asks for fallback, or its purpose
+ * falls back by default. The intent boundary refuses `delivery: "fallback"` on a purpose that does not
+ * (lib/domain/intent.ts), so every intent of a notification that can have a flow takes this path.
+ */
+export const followsFlow = (valid: ValidIntent): boolean =>
+  valid.delivery === 'fallback' || valid.policy.defaultDelivery === 'fallback';
+
 /** Scheduled, and not yet due at `now`. */
 export const isScheduledAhead = (valid: ValidIntent, now: number): boolean =>
   valid.sendAtMs !== undefined && valid.sendAtMs > now;
