@@ -226,7 +226,7 @@ describe('a late answer cannot launder a replay (invariant 6)', () => {
       async () => {
         aSent();
         await aHeld;
-        return { kind: 'rejected', reason: 'invalid recipient', code: 'invalid_to' };
+        return { kind: 'rejected', reason: 'invalid recipient', code: 'invalid_to', cause: 'recipient' };
       },
       async () => ({ kind: 'ambiguous', reason: 'timeout_after_send' }),
     ]);
@@ -273,7 +273,7 @@ describe('a late answer cannot launder a replay (invariant 6)', () => {
       async () => {
         aSent();
         await aHeld;
-        return { kind: 'rejected', reason: 'invalid recipient', code: 'invalid_to' };
+        return { kind: 'rejected', reason: 'invalid recipient', code: 'invalid_to', cause: 'recipient' };
       },
     ]);
     const transports = { email, sms: lh.transports.sms };
