@@ -20,6 +20,11 @@ export const METRIC = {
   retries: 'TransportRetries',
   /** A committed cancel marker stopped a dispatch before its provider call. */
   cancelled: 'Cancelled',
+  /**
+   * Sealing an intent on its last receive (or at a batch's start, for one) failed: if that handling
+   * then dies, its claimed/dispatching row is owned only by the message on the intake DLQ (alarmed).
+   */
+  sealFailures: 'LastReceiveSealFailures',
   /** Reconciler (per run). */
   oldestUnknownAgeSeconds: 'OldestUnknownAgeSeconds',
   unknownRows: 'UnknownRows',

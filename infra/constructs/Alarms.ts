@@ -153,6 +153,15 @@ export class Alarms extends Construct {
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    add('LastReceiveSealFailed', {
+      alarmDescription:
+        'Sealing an intent on its last receive failed: if that handling died, its claimed/dispatching row is owned only by its message on the intake DLQ (redrive it)',
+      metric: sendproofMetric(METRIC.sealFailures, 'Sum'),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     // --- evidence: what providers said after acceptance, and who knocked on the webhook ---------------
     const evidenceAlarm = (alarmId: string, alarmDescription: string, query: string, threshold: number) =>
       add(alarmId, {

@@ -4,9 +4,9 @@ import type { GateFacts } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import { deliverChannel } from './driver.js';
 import { deliverFallback } from './fallbackFlow.js';
-import { logicalKeyOf, park, unseal } from './parking.js';
+import { isLastReceive, logicalKeyOf, sealFirst, sealPlanOf, unseal } from './parking.js';
 import { parseQueueMessage, type ResendOrder } from './queueMessage.js';
-import { type DispatchContext, isScheduledAhead, type Job, resolveContext } from './run.js';
+import { type DispatchContext, followsFlow, type Job, resolveContext } from './run.js';
 import { recordInvalidBody } from './sideRows.js';
 import type { DispatcherDeps, IntentOutcome, QueueEnvelope } from './types.js';
 
@@ -72,18 +72,14 @@ export class Dispatcher {
       body,
       logicalKey: logicalKeyOf(valid),
       sealed: false,
+      resumed: message.kind === 'resume' && !message.resend,
       ...(facts ? { facts } : {}),
     };
-    const lastReceive =
-      ctx.maxReceiveCount !== undefined && (envelope.receiveCount ?? 1) >= ctx.maxReceiveCount;
-    // A fallback may need its next channel long after this message is gone (a bounce hours later), and
-    // a last receive has no next receive: either way the ledger takes the intent now, before any claim.
-    const sealReason = valid.delivery === 'fallback' ? 'fallback' : lastReceive ? 'last_receive' : undefined;
-    if (isScheduledAhead(valid, ctx.clock.now())) {
-      // A scheduled intent: the ledger (the seal, due at sendAt) owns it from now; the message is acknowledged.
-      await park(ctx, job, 'scheduled', valid.sendAtMs!);
-    } else if (sealReason) {
-      await park(ctx, job, sealReason, ctx.clock.now() + ctx.leaseMs);
+    const lastReceive = isLastReceive(ctx, envelope);
+    const plan = sealPlanOf(ctx, valid, lastReceive);
+    if (envelope.sealed) job.sealed = true;
+    else if (plan) await sealFirst(ctx, job, plan);
+    if (plan && plan.reason !== 'scheduled') {
       const first = valid.intent.channels[0]!;
       await ctx.probe?.('after_seal', {
         dedupeKey: deriveDedupeKey(identityOf(valid.intent, valid.policy, first)).readable,
@@ -92,9 +88,10 @@ export class Dispatcher {
     }
 
     // The fallback pointer rules every intent of a logical notification that has one, whatever the
-    // intent's own delivery mode says: at most one channel active.
+    // intent's own delivery mode says: at most one channel active. (A flow only ever exists for a purpose
+    // that falls back; the read stays for rows written before that rule.)
     const flowExists =
-      valid.delivery === 'fallback' ||
+      followsFlow(valid) ||
       (facts?.flowExists(job.logicalKey) ?? (await ctx.ledger.getFlow(job.logicalKey)) !== undefined);
     const channels = flowExists
       ? await deliverFallback(ctx, job)
@@ -134,6 +131,33 @@ export class Dispatcher {
     }
     if (recipients.size === 0) return undefined;
     return ctx.gateFacts.read([...recipients.values()], [...logicalKeys]);
+  }
+
+  /**
+   * Seals, at the start of a queue batch, the intent of every record on its last receive, before any
+   * record is handled: a batch that times out before it reaches such a record has still handed it to
+   * the ledger, whose sweep then finds its `claimed`/`dispatching` row (nothing else indexes those).
+   * Returns the message ids sealed; `handle` is told through `envelope.sealed`. Never throws: a seal that
+   * fails here is tried again by `handle`.
+   */
+  async sealLastReceives(
+    records: ReadonlyArray<{ body: string; envelope: QueueEnvelope }>,
+  ): Promise<Set<string>> {
+    const { ctx } = this;
+    const sealed = new Set<string>();
+    await Promise.all(
+      records.map(async ({ body, envelope }) => {
+        if (!isLastReceive(ctx, envelope) || parseQueueMessage(body).kind !== 'intent') return;
+        const parsed = parseIntent(body, { purposes: ctx.purposes, clock: ctx.clock, allowExpired: true });
+        if (!parsed.ok) return;
+        const valid = parsed.value;
+        const plan = sealPlanOf(ctx, valid, true);
+        if (!plan) return;
+        const job: Job = { valid, body, logicalKey: logicalKeyOf(valid), sealed: false, resumed: false };
+        if (await sealFirst(ctx, job, plan, { tolerate: true })) sealed.add(envelope.messageId);
+      }),
+    );
+    return sealed;
   }
 }
 

@@ -2,9 +2,10 @@ import { contentHash } from '../domain/content.js';
 import { SendproofError } from '../domain/errors.js';
 import { deriveDedupeKey, identityOf } from '../domain/keys.js';
 import type { Channel } from '../domain/purposes.js';
+import { isUnsentAndIdle } from '../domain/resume.js';
 import { METRIC } from '../observability.js';
 import type { RenderedMessage } from '../templates/port.js';
-import { settleExpiredDispatching } from './phases/claim.js';
+import { blockUnsendable, settleExpiredDispatching } from './phases/claim.js';
 import type { ChannelRun, DispatchContext, Job } from './run.js';
 import { recordInvalidChannel } from './sideRows.js';
 import type { ChannelOutcome } from './types.js';
@@ -32,7 +33,19 @@ export const openChannel = async (
     if (existing) await settleExpiredDispatching(ctx, existing);
     await recordInvalidChannel(ctx, job.valid, channel, key.readable, error);
     ctx.metrics?.count(METRIC.intentsInvalid);
-    return { outcome: { channel, dedupeKey: key.readable, state: 'invalid', action: 'render_failed' } };
+    // The row's own sealed intent no longer renders: nothing will ever send it (it would wait for ever).
+    const blocked =
+      job.resumed && existing && isUnsentAndIdle(existing, ctx.clock.now())
+        ? await blockUnsendable(ctx, job, existing, `render_failed:${error.code}`)
+        : undefined;
+    return {
+      outcome: {
+        channel,
+        dedupeKey: key.readable,
+        state: blocked ? 'blocked' : 'invalid',
+        action: 'render_failed',
+      },
+    };
   }
   return {
     run: {

@@ -47,6 +47,11 @@ export interface Job {
   logicalKey: string;
   /** True once this handling has sealed the intent (one seal write per handling at most). */
   sealed: boolean;
+  /**
+   * The body came from the ledger's seal (a resume notice): it is the rows' own intent, so a row it can
+   * no longer send (template gone, content hash changed) will never be sent by anything.
+   */
+  resumed: boolean;
   /** Suppression entries and fallback flows read once for the whole queue batch, when given. */
   facts?: GateFacts;
 }
@@ -156,6 +161,14 @@ export const delayFor = (ctx: DispatchContext, attempt: number, retryAfterMs?: n
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     random: ctx.random,
   });
+
+/**
+ * Whether an intent goes through its notification's fallback flow: it asks for fallback, or its purpose
+ * falls back by default. The intent boundary refuses `delivery: "fallback"` on a purpose that does not
+ * (lib/domain/intent.ts), so every intent of a notification that can have a flow takes this path.
+ */
+export const followsFlow = (valid: ValidIntent): boolean =>
+  valid.delivery === 'fallback' || valid.policy.defaultDelivery === 'fallback';
 
 /** Scheduled, and not yet due at `now`. */
 export const isScheduledAhead = (valid: ValidIntent, now: number): boolean =>

@@ -3,7 +3,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import pLimit from 'p-limit';
 import { SendproofError } from '../domain/errors.js';
 import type { GateFacts } from '../ledger/port.js';
-import type { Dispatcher } from './Dispatcher.js';
+import type { Dispatcher, QueueEnvelope } from './Dispatcher.js';
 import { VisibilityExhaustedError, visibilityTimeoutFor } from './visibility.js';
 
 /** The message must come back from the queue: reported as a batch item failure, never lost. */
@@ -33,18 +33,22 @@ export interface SqsHandlerOptions {
 
 export { MAX_VISIBILITY_SECONDS } from './visibility.js';
 
-export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOptions) => {
+/** What the batch handler needs of a dispatcher; sealing at the batch's start is optional. */
+export type BatchDispatcher = Pick<Dispatcher, 'handle' | 'prefetch'> &
+  Partial<Pick<Dispatcher, 'sealLastReceives'>>;
+
+const NOTHING_SEALED: ReadonlySet<string> = new Set();
+
+export const createSqsHandler = (dispatcher: BatchDispatcher, options: SqsHandlerOptions) => {
   const limit = pLimit(options.concurrency);
-  const recordHandler = (record: SQSRecord, facts: GateFacts | undefined) =>
+  const envelopeOf = (record: SQSRecord, sealed?: ReadonlySet<string>): QueueEnvelope => ({
+    messageId: record.messageId,
+    receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+    ...(sealed?.has(record.messageId) ? { sealed: true } : {}),
+  });
+  const recordHandler = (record: SQSRecord, facts: GateFacts | undefined, sealed: ReadonlySet<string>) =>
     limit(async () => {
-      const outcome = await dispatcher.handle(
-        record.body,
-        {
-          messageId: record.messageId,
-          receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
-        },
-        facts,
-      );
+      const outcome = await dispatcher.handle(record.body, envelopeOf(record, sealed), facts);
       if (outcome.disposition === 'retry_later') {
         if (options.changeVisibility && outcome.visibleAfterMs !== undefined) {
           // Within what SQS still allows this message (its time in flight counts toward 12 hours).
@@ -65,13 +69,19 @@ export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOpti
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
     // One read for the batch's suppression entries and fallback flows. If it fails, each record reads
     // for itself (the gates never run on a guess).
-    const facts = await dispatcher.prefetch(event.Records.map((r) => r.body)).catch((error: unknown) => {
-      options.onPrefetchError?.(error);
-      return undefined;
-    });
+    // Meanwhile every record on its last receive is sealed before any record runs: a batch that times
+    // out before reaching one has still handed it to the ledger's sweep.
+    const [facts, sealed] = await Promise.all([
+      dispatcher.prefetch(event.Records.map((r) => r.body)).catch((error: unknown) => {
+        options.onPrefetchError?.(error);
+        return undefined;
+      }),
+      dispatcher.sealLastReceives?.(event.Records.map((r) => ({ body: r.body, envelope: envelopeOf(r) }))) ??
+        NOTHING_SEALED,
+    ]);
     return processPartialResponse(
       event,
-      (record: SQSRecord) => recordHandler(record, facts),
+      (record: SQSRecord) => recordHandler(record, facts, sealed),
       new BatchProcessor(EventType.SQS),
       {
         ...(context ? { context } : {}),

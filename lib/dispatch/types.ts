@@ -132,4 +132,6 @@ export interface IntentOutcome {
 export interface QueueEnvelope {
   messageId: string;
   receiveCount?: number;
+  /** The batch already sealed this message's intent (`Dispatcher.sealLastReceives`): do not seal again. */
+  sealed?: boolean;
 }

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import type { Clock } from './clock.js';
 import { type FieldIssue, IntentValidationError } from './errors.js';
-import { type Channel, ChannelSchema, type PurposePolicy, type PurposeRegistry } from './purposes.js';
+import {
+  type Channel,
+  ChannelSchema,
+  type PurposePolicy,
+  type PurposeRegistry,
+  SCHEDULE_HORIZON_DAYS,
+} from './purposes.js';
 
 /** Identifiers that become part of a dedupe key: no `:` (the key separator), no spaces, bounded. */
 export const IdentifierSchema = z
@@ -14,7 +20,7 @@ const MAX_INTENT_BYTES = 64 * 1024;
 const MAX_DATA_BYTES = 16 * 1024;
 const MAX_EXPIRY_MS = 366 * 86_400_000;
 /** How far ahead an intent may be scheduled unless configured otherwise (`scheduleHorizonMs`). */
-export const DEFAULT_SCHEDULE_HORIZON_MS = 30 * 86_400_000;
+export const DEFAULT_SCHEDULE_HORIZON_MS = SCHEDULE_HORIZON_DAYS * 86_400_000;
 
 const JsonValue: z.ZodType<unknown> = z.lazy(() =>
   z.union([
@@ -190,6 +196,13 @@ export const parseIntent = (
     });
   }
   const delivery = intent.delivery ?? policy?.defaultDelivery ?? 'all';
+  // Whether a notification falls back is its purpose's: every intent of a fallback purpose follows one
+  // flow, so intents processed at once cannot make two channels active (docs/design.md).
+  if (delivery === 'fallback' && policy?.defaultDelivery === 'all')
+    issues.push({
+      field: 'delivery',
+      message: `fallback needs a purpose that falls back (defaultDelivery "fallback"); ${intent.purpose} delivers to every channel`,
+    });
   if (delivery === 'fallback' && intent.channels.length < 2)
     issues.push({
       field: 'channels',

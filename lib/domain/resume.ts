@@ -82,3 +82,16 @@ export const decideExisting = (
 
 /** A row the fallback pointer may move past: the channel definitively did not deliver. */
 export const definitivelyFailed = (state: DeliveryState): boolean => DEFINITIVE_FAILURES.includes(state);
+
+/**
+ * A row no request has left from and none is leaving now: `scheduled`, `claimed` past its lease, or a
+ * `retry_wait` that was never `unknown`. When its own intent (the sealed body a resume opens) can no
+ * longer be sent — its template revision is gone, or its content no longer hashes to the row's (a rotated
+ * key) — nothing will ever move it: the dispatcher closes it `blocked` with the reason instead of leaving
+ * it to wait for a due time that never helps (lib/dispatch/phases/claim.ts, `blockUnsendable`).
+ */
+export const isUnsentAndIdle = (row: ExistingRowView, now: number): boolean => {
+  if (isReplay(row)) return false;
+  if (row.state === 'scheduled' || row.state === 'retry_wait') return true;
+  return row.state === 'claimed' && (row.leaseUntil ?? 0) <= now;
+};

@@ -1,5 +1,5 @@
 import { definitivelyFailed } from './resume.js';
-import { type DeliveryState, isTerminal } from './states.js';
+import { canTransition, type DeliveryState, isTerminal, NON_TERMINAL_STATES } from './states.js';
 
 /**
  * What the ledger's sweep does with one row of a sealed (parked) notification. Pure: the sweeper reads
@@ -90,3 +90,29 @@ export const sweepRow = (row: SweepRowView | undefined, facts: SweepFacts): Swee
       return { kind: 'later', at: Math.min(now + facts.recheckMs, facts.sealEndsAt) };
   }
 };
+
+/**
+ * Who owns each non-final row of a notification the sweep has resumed `maxResumes` times without it
+ * moving. Every non-final state has exactly one answer, so nothing is left waiting for a resume that
+ * never helps (invariant 8):
+ *
+ *   stall      scheduled, claimed, retry_wait: nothing was sent and nothing will move them → `stalled`
+ *              with the reason, in the attention index (StalledRows alarm), for an operator
+ *   sweep      dispatching (marked `unknown` past its lease), provider_scheduled (settled after sendAt)
+ *   attention  unknown, quarantined, stalled: already in the attention index (reconciler, operator)
+ */
+export type ResumeLimitOwner = 'stall' | 'sweep' | 'attention';
+
+const SWEEP_SETTLES: readonly DeliveryState[] = ['dispatching', 'provider_scheduled'];
+
+export const ownerAtResumeLimit = (state: DeliveryState): ResumeLimitOwner | undefined => {
+  if (isTerminal(state)) return undefined;
+  if (SWEEP_SETTLES.includes(state)) return 'sweep';
+  if (state !== 'stalled' && canTransition(state, 'stalled')) return 'stall';
+  return 'attention';
+};
+
+/** The states the sweep stalls at the resume limit: every non-final state nobody else settles. */
+export const STALL_AT_RESUME_LIMIT: readonly DeliveryState[] = NON_TERMINAL_STATES.filter(
+  (s) => ownerAtResumeLimit(s) === 'stall',
+);

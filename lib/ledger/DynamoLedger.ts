@@ -20,6 +20,7 @@ import {
   validateShards,
 } from './attentionIndex.js';
 import * as cancels from './cancelMarkers.js';
+import { dropsDueTime } from './dueTime.js';
 import { needsEvidencePointer } from './evidencePointer.js';
 import type {
   AnnotationRequest,
@@ -199,11 +200,7 @@ export class DynamoLedger implements Ledger {
         }
       }
     }
-    if (
-      to !== 'retry_wait' &&
-      request.set?.nextAttemptAt === undefined &&
-      (from === 'retry_wait' || from === 'scheduled' || from === 'provider_scheduled')
-    ) {
+    if (dropsDueTime(request)) {
       names['#nextAttemptAt'] = 'nextAttemptAt';
       removes.push('#nextAttemptAt');
     }

@@ -10,6 +10,7 @@ import {
   validateShards,
 } from './attentionIndex.js';
 import { cancelMarkerKey } from './cancelMarkers.js';
+import { dropsDueTime } from './dueTime.js';
 import { needsEvidencePointer } from './evidencePointer.js';
 import type { ItemSummary, OperatorQueries } from './operatorQueries.js';
 import type {
@@ -147,9 +148,7 @@ export class MemoryLedger implements Ledger, OperatorQueries {
         if (request.set?.[key] === undefined) delete next[key];
       }
     }
-    if (to !== 'retry_wait' && request.set?.nextAttemptAt === undefined && from === 'retry_wait') {
-      delete next.nextAttemptAt;
-    }
+    if (dropsDueTime(request)) delete next.nextAttemptAt;
     if (request.evidenceId) next.evidenceIds = [...(current.evidenceIds ?? []), request.evidenceId];
     const stored = copy(next) as Item;
     this.items.set(pk, stored);

@@ -229,7 +229,10 @@ class RowVisitor {
               result: 'cancelled',
               how: entry.why.includes(':marker_read_before_send:')
                 ? 'marker_seen_by_dispatch'
-                : 'row_cancelled',
+                : // The dispatch re-read the marker after the provider took the send, and cancelled there.
+                  entry.why.includes(':provider_confirmed:')
+                  ? 'provider_confirmed'
+                  : 'row_cancelled',
               at: entry.at,
             },
           };

@@ -1,9 +1,9 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type Clock, systemClock } from '../domain/clock.js';
-import type { FieldIssue } from '../domain/errors.js';
-import { parseIntent } from '../domain/intent.js';
+import { ConfigurationError, type FieldIssue } from '../domain/errors.js';
+import { DEFAULT_SCHEDULE_HORIZON_MS, parseIntent } from '../domain/intent.js';
 import { deriveDedupeKey, identityOf } from '../domain/keys.js';
-import { PurposeRegistry } from '../domain/purposes.js';
+import { PurposeRegistry, SCHEDULE_HORIZON_DAYS } from '../domain/purposes.js';
 import { FileTemplateStore } from '../templates/FileTemplateStore.js';
 import { checkIntentTemplate } from '../templates/intentCheck.js';
 
@@ -22,7 +22,7 @@ export interface PublishOptions {
    * The dispatcher checks again on arrival, so skipping only moves the refusal to an `invalid` row.
    */
   templates?: string | FileTemplateStore | false;
-  /** How far ahead `sendAt` may be (default 30 days: Resend's own scheduling horizon). */
+  /** How far ahead `sendAt` may be (default and maximum 30 days: Resend's own scheduling horizon). */
   scheduleHorizonMs?: number;
   /** Called after each batch of up to 10 with the number published so far. */
   onProgress?: (done: number, total: number) => void;
@@ -46,6 +46,12 @@ export const publishIntents = async (
   intents: readonly unknown[],
   options: PublishOptions = {},
 ): Promise<PublishResult[]> => {
+  if (options.scheduleHorizonMs !== undefined && options.scheduleHorizonMs > DEFAULT_SCHEDULE_HORIZON_MS)
+    // Every purpose's retention covers the default horizon and no more: a later sendAt could outlive the
+    // cancel marker that must stop it (lib/domain/purposes.ts SCHEDULE_HORIZON_DAYS).
+    throw new ConfigurationError(
+      `scheduleHorizonMs may not exceed ${DEFAULT_SCHEDULE_HORIZON_MS} (${SCHEDULE_HORIZON_DAYS} days, the scheduling horizon every purpose's retention covers)`,
+    );
   const purposes = options.purposes ?? new PurposeRegistry();
   const clock = options.clock ?? systemClock;
   const templates =

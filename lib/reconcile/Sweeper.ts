@@ -2,7 +2,7 @@ import { resumeMessage } from '../dispatch/queueMessage.js';
 import type { Clock } from '../domain/clock.js';
 import type { Channel } from '../domain/purposes.js';
 import { replayWindowOpen } from '../domain/replay.js';
-import { type SweepRowAction, sweepRow } from '../domain/sweep.js';
+import { STALL_AT_RESUME_LIMIT, type SweepRowAction, sweepRow } from '../domain/sweep.js';
 import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
 import { continueFallback } from '../ledger/flows.js';
 import { expireDispatchingLease } from '../ledger/leases.js';
@@ -146,10 +146,22 @@ export class Sweeper {
     }
     if (resume) {
       if (seal.resumes >= (this.deps.maxResumes ?? 5)) {
-        // Resumed again and again without the notification moving: an operator must look.
+        // Resumed again and again without the notification moving: an operator must look. Every row
+        // nobody else settles is stalled (lib/domain/sweep.ts ownerAtResumeLimit), with the last reason
+        // a dispatcher gave (a seal that no longer opens says so).
+        const why =
+          seal.reason === 'resumed' ? 'resume_limit_reached' : `resume_limit_reached:${seal.reason}`;
         for (const { row } of actions)
-          if (row && (row.state === 'claimed' || row.state === 'retry_wait'))
-            summary.stalled += (await this.stall(row, 'resume_limit_reached')) ? 1 : 0;
+          if (row && STALL_AT_RESUME_LIMIT.includes(row.state))
+            summary.stalled += (await this.stall(row, why)) ? 1 : 0;
+        if (actions.some((a) => a.row === undefined)) {
+          // Sealed, never claimed, and no resume got as far as a claim: no row can carry the reason.
+          summary.stalled += 1;
+          this.deps.logger?.warn('sealed notification stalled before any claim', {
+            logicalKey: seal.logicalKey,
+            why,
+          });
+        }
         await ledger.rearm(seal.logicalKey, seal.ttl * 1000, 'stalled');
         return;
       }

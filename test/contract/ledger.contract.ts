@@ -457,6 +457,51 @@ export const ledgerContract = (name: string, factory: LedgerFactory): void => {
         expect(stored?.attn).toBeUndefined();
       });
 
+      it('drops the due time when a row leaves scheduled or provider_scheduled, as when it leaves retry_wait', async () => {
+        // Prepare: one row the ledger holds until sendAt, one the provider holds
+        const ledger = await fresh();
+        const sendAt = clock.now() + 3_600_000;
+        const held = claimRow({ initial: { state: 'scheduled', why: 'scheduled_for:test', dueAt: sendAt } });
+        const handed = claimRow({
+          initial: { state: 'dispatching', why: 'gates_passed', transport: 'resend' },
+        });
+        await claimed(ledger, held);
+        await claimed(ledger, handed);
+        const toProvider = await ledger.transition({
+          pk: handed.pk,
+          from: 'dispatching',
+          to: 'provider_scheduled',
+          expectedVersion: 1,
+          by: 'dispatch:w1',
+          set: { providerMessageId: 'msg-1', nextAttemptAt: sendAt },
+          now: clock.now(),
+        });
+        // Act: the scheduled row is dispatched when due; the provider's is settled after sendAt
+        const dispatched = await ledger.transition({
+          pk: held.pk,
+          from: 'scheduled',
+          to: 'dispatching',
+          expectedVersion: 1,
+          by: 'dispatch:w2',
+          set: { leaseOwner: 'dispatch:w2', leaseUntil: sendAt + 90_000, attempts: 1 },
+          now: sendAt,
+        });
+        const settled = await ledger.transition({
+          pk: handed.pk,
+          from: 'provider_scheduled',
+          to: 'accepted',
+          expectedVersion: 2,
+          by: 'sweep:test',
+          now: sendAt + 1_000,
+        });
+        // Assess
+        expect(toProvider.kind === 'ok' && toProvider.record.nextAttemptAt).toBe(sendAt);
+        expect(dispatched.kind === 'ok' && dispatched.record.nextAttemptAt).toBeUndefined();
+        expect(settled.kind === 'ok' && settled.record.nextAttemptAt).toBeUndefined();
+        expect((await ledger.get(held.pk))?.nextAttemptAt).toBeUndefined();
+        expect((await ledger.get(handed.pk))?.nextAttemptAt).toBeUndefined();
+      });
+
       it('lists one state oldest first across every shard, page by page, each row once', async () => {
         // Prepare: nine rows enter unknown at increasing times, one is quarantined
         const ledger = await fresh();

@@ -504,7 +504,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     });
   });
 
-  it('alarms on DLQs, queue age, iterator age, oldest unknown, oldest non-terminal, stalled, quarantined, an open SMS spend breaker, reconcile failures, errors, throttles', () => {
+  it('alarms on DLQs, queue age, iterator age, oldest unknown, oldest non-terminal, stalled, quarantined, a failed last-receive seal, an open SMS spend breaker, reconcile failures, errors, throttles', () => {
     // Prepare
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
     const byMetric = (name: string) => alarms.filter((a) => a.Properties.MetricName === name);
@@ -519,6 +519,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       METRIC.quarantinedRows,
       METRIC.oldestNonTerminalAgeSeconds,
       METRIC.stalled,
+      METRIC.sealFailures,
       BREAKER_METRIC.opened,
     ]) {
       const custom = byMetric(name);
@@ -534,8 +535,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(reconcile).toHaveLength(1);
     expect(byMetric('Errors')).toHaveLength(5);
     expect(byMetric('Throttles')).toHaveLength(5);
-    // … the four evidence alarms (test/infra/evidenceAlarms.test.ts) and the spend breaker's.
-    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 10 + 4 + 1);
+    // … the four evidence alarms (test/infra/evidenceAlarms.test.ts), the spend breaker's and the
+    // last-receive seal's (test/infra/sealAlarm.test.ts).
+    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 10 + 4 + 1 + 1);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
     }

@@ -1,7 +1,9 @@
+import { retentionTtl } from '../../domain/purposes.js';
 import { replayWindowOpen } from '../../domain/replay.js';
-import { decideExisting } from '../../domain/resume.js';
+import { decideExisting, isUnsentAndIdle } from '../../domain/resume.js';
 import { expireDispatchingLease } from '../../ledger/leases.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
+import { boundWhy } from '../../ledger/why.js';
 import { METRIC } from '../../observability.js';
 import { buildClaimRecord, type ClaimInitial } from '../claimRecord.js';
 import { park } from '../parking.js';
@@ -11,12 +13,13 @@ import {
   done,
   type GateVerdict,
   iso,
+  type Job,
   move,
   type Step,
   ttlFor,
 } from '../run.js';
 import { recordMismatch } from '../sideRows.js';
-import { afterDispatching } from './confirm.js';
+import { afterDispatching, cancelHeld } from './confirm.js';
 import { pace, parkForReplay } from './wait.js';
 
 const GATE_METRIC = {
@@ -95,9 +98,12 @@ const onExisting = async (run: ChannelRun, existing: DeliveryRecord): Promise<St
         return done(row, 'already_final');
       case 'busy':
         return done(row, 'retry_later', { dueAt: decision.until });
-      case 'content_mismatch':
+      case 'content_mismatch': {
         await recordMismatch(ctx, row, run.hash, run.job.valid, run.channel);
         ctx.metrics?.count(METRIC.blocked);
+        // The row's own sealed intent no longer hashes to it (a rotated key): it can never be sent.
+        if (run.job.resumed && isUnsentAndIdle(row, now))
+          await blockUnsendable(ctx, run.job, row, 'content_mismatch:sealed_intent');
         return {
           done: {
             channel: run.channel,
@@ -106,6 +112,7 @@ const onExisting = async (run: ChannelRun, existing: DeliveryRecord): Promise<St
             action: 'content_mismatch_blocked',
           },
         };
+      }
       case 'take_over': {
         const takeover = await ctx.ledger.transition({
           pk: row.pk,
@@ -139,7 +146,8 @@ const onExisting = async (run: ChannelRun, existing: DeliveryRecord): Promise<St
         await park(ctx, run.job, 'scheduled', decision.until);
         return done(row, 'scheduled');
       case 'held_by_provider':
-        return done(row, 'handed_to_provider_schedule');
+        // A cancel the provider has not confirmed yet is asked again (cancellable purposes only).
+        return (await cancelHeld(run, row)) ?? done(row, 'handed_to_provider_schedule');
       case 'resume':
         return { next: 'gates', row };
       case 'leave': {
@@ -168,5 +176,33 @@ export const settleExpiredDispatching = async (
   const result = await expireDispatchingLease(ctx.ledger, row, ctx.workerId, now);
   if (result.kind !== 'ok') return undefined;
   ctx.metrics?.count(METRIC.unknown);
+  return result.record;
+};
+
+/**
+ * Closes a row that never reached a provider and that its own intent can no longer send (see
+ * `isUnsentAndIdle`, lib/domain/resume.ts): `blocked` with the reason, its TTL from now. A refused write
+ * means another actor moved the row first; its write stands.
+ */
+export const blockUnsendable = async (
+  ctx: DispatchContext,
+  job: Job,
+  row: DeliveryRecord,
+  why: string,
+): Promise<DeliveryRecord | undefined> => {
+  const now = ctx.clock.now();
+  const result = await ctx.ledger.transition({
+    pk: row.pk,
+    from: row.state,
+    to: 'blocked',
+    expectedVersion: row.version,
+    by: ctx.workerId,
+    why: boundWhy(why),
+    ...(row.state === 'claimed' ? { leaseExpiredBefore: now } : {}),
+    set: { ttl: retentionTtl(job.valid.policy, now) },
+    now,
+  });
+  if (result.kind !== 'ok') return undefined;
+  ctx.logger.warn('unsent row can no longer be sent; blocked', { dedupeKey: row.pk, why });
   return result.record;
 };

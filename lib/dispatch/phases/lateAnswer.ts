@@ -6,9 +6,17 @@ import { type ChannelRun, done, type LostRace, move, type Step, ttlFor } from '.
 
 /**
  * late answer: the row moved while the provider answered — a redelivery found the lease expired, or the
- * reconciler or an operator marked it `unknown`. A definite answer for this very attempt is still the
- * truth about it, so it is applied to the unknown row instead of being thrown away. Anything else stays
- * as it is (the lost race goes back to the driver).
+ * reconciler or an operator marked it `unknown`. A definite answer is still the truth about the request
+ * this worker made, so it is applied to the unknown row instead of being thrown away — but only while it
+ * is the truth about the row:
+ *
+ *   accepted  the provider holds a message under the row's key: applied to any `unknown` row.
+ *   rejected  applied only when no request has left since the version this worker wrote (`ours`): the
+ *             row's history after it holds no `dispatching` entry. A replay since then (same attempt
+ *             count: replays spend none) may have been delivered, and its ambiguous answer must not be
+ *             laundered into a rejection that authorizes a fallback (invariant 6).
+ *
+ * Anything else stays as it is (the lost race goes back to the driver).
  */
 export const lateAnswer = async (
   run: ChannelRun,
@@ -18,8 +26,11 @@ export const lateAnswer = async (
 ): Promise<Step> => {
   const { ctx } = run;
   const current = lost.current ?? (await ctx.ledger.get(ours.pk));
-  const definite = result.kind === 'accepted' || (result.kind === 'rejected' && !isReplay(ours));
-  if (current?.state !== 'unknown' || current.attempts !== ours.attempts || !definite) throw lost;
+  if (current?.state !== 'unknown') throw lost;
+  const definite =
+    result.kind === 'accepted' ||
+    (result.kind === 'rejected' && !isReplay(ours) && !requestLeftSince(current, ours));
+  if (!definite) throw lost;
   const now = ctx.clock.now();
   const settled =
     result.kind === 'accepted'
@@ -44,3 +55,11 @@ export const lateAnswer = async (
     ...(result.kind === 'accepted' ? { providerMessageId: result.providerMessageId } : {}),
   });
 };
+
+/**
+ * Whether another request under the row's key may have left after the version this worker wrote: a
+ * `dispatching` entry after it in the append-only history (every write appends exactly one entry, so
+ * the entries after `ours.history.length` are the writes since).
+ */
+const requestLeftSince = (current: DeliveryRecord, ours: DeliveryRecord): boolean =>
+  current.history.slice(ours.history.length).some((entry) => entry.s === 'dispatching');

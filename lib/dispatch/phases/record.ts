@@ -5,6 +5,7 @@ import { METRIC } from '../../observability.js';
 import type { SendResult } from '../../transports/port.js';
 import { park } from '../parking.js';
 import { type ChannelRun, delayFor, done, iso, LostRace, move, type Step, ttlFor } from '../run.js';
+import { cancelHeld } from './confirm.js';
 import { parkForReplay } from './wait.js';
 
 /**
@@ -36,6 +37,9 @@ const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult)
       ttl: retentionTtl(run.job.valid.policy, run.handedAt),
     });
     await park(ctx, run.job, 'provider_scheduled', run.handedAt + ctx.parkGraceMs);
+    // A cancel committed while the request was in flight is carried out at the provider now.
+    const cancelled = await cancelHeld(run, held);
+    if (cancelled) return cancelled;
     return done(held, 'handed_to_provider_schedule', { providerMessageId: result.providerMessageId });
   }
   if (result.kind === 'accepted') {

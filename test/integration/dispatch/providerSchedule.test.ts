@@ -211,3 +211,127 @@ describe('provider-side scheduling and cancel', () => {
     expect(sim.messages()).toHaveLength(1);
   });
 });
+
+/**
+ * The Resend transport whose answer to `POST /emails` is held in flight until the test releases it (the
+ * request has reached the fake; the answer has not reached the dispatcher yet).
+ */
+const heldAnswer = (inner: ResendTransport) => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let arrived!: () => void;
+  const atProvider = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  const transport: Transport = {
+    name: inner.name,
+    channel: inner.channel,
+    capabilities: inner.capabilities,
+    send: async (message, key) => {
+      const answer = await inner.send(message, key);
+      arrived();
+      await released;
+      return answer;
+    },
+    cancelScheduled: (id) => inner.cancelScheduled(id),
+  };
+  return { transport, release, atProvider };
+};
+
+describe('a cancel holds on a provider-held send (issue 26 item 8)', () => {
+  const cancelWhileInFlight = async (eventId: string) => {
+    const held = heldAnswer(resendTransport());
+    const transports = { email: held.transport, sms: h.transports.sms };
+    const body = JSON.stringify(
+      receiptIntent({ eventId, sendAt: new Date(clock.now() + 2 * HOUR).toISOString() }),
+    );
+    const handling = h.dispatcher({ transports, purposes }).handle(body, envelope());
+    await held.atProvider;
+    // The cancel commits its marker after the dispatch's marker read; it gives up waiting at once.
+    const report = await cancelNotifications(
+      { ledger: h.ledger, queries: h.queries, clock, transports, purposes },
+      { tenant: 'acme-games', eventId, reason: 'payment refunded', operator: 'ana', waitMs: 0 },
+    );
+    held.release();
+    return { report, outcome: await handling, transports, body };
+  };
+
+  it('the cancel gave up while the request was in flight: the provider_scheduled record step reads the marker and cancels at the provider', async () => {
+    // Prepare
+    cancelAnswer = { reply: 200, body: { object: 'email', id: RESEND_ID } };
+    const notices = new NoticeQueue();
+    // Act
+    const { report, outcome } = await cancelWhileInFlight('pay_resend-inflight');
+    clock.advance(3 * HOUR);
+    await sweeperFor(h, clock, notices).sweep();
+    const rerun = await cancelNotifications(
+      {
+        ledger: h.ledger,
+        queries: h.queries,
+        clock,
+        transports: { email: resendTransport(), sms: h.transports.sms },
+        purposes,
+      },
+      { tenant: 'acme-games', eventId: 'pay_resend-inflight', reason: 'payment refunded', operator: 'ana' },
+    );
+    // Assess: and the sweep, after sendAt, does not settle it `accepted`; the cancel's report says so
+    expect(report.rows[0]?.outcome).toMatchObject({ result: 'too_late', outcome: 'dispatching' });
+    expect(outcome.channels[0]).toMatchObject({ state: 'cancelled', action: 'cancelled' });
+    expect(cancelRoute()).toHaveLength(1);
+    const row = await h.ledger.get(outcome.channels[0]!.dedupeKey);
+    expect(row?.history.map((e) => e.s)).toEqual(['dispatching', 'provider_scheduled', 'cancelled']);
+    expect(row?.history.at(-1)).toMatchObject({
+      by: 'dispatch:test',
+      why: `cancelled:*/*:by=operator:ana:provider_confirmed:${RESEND_ID}:payment refunded`,
+    });
+    expect((await h.ledger.get(row!.pk))?.state).toBe('cancelled');
+    expect(rerun.rows[0]?.outcome).toMatchObject({ result: 'cancelled', how: 'provider_confirmed' });
+  });
+
+  it('the provider gives no answer to that cancel: the message comes back and the redelivery cancels it', async () => {
+    // Prepare: the cancel route answers 500 once, then confirms
+    cancelAnswer = { reply: 500, body: { statusCode: 500, name: 'internal_server_error', message: 'oops' } };
+    // Act
+    const { outcome, transports, body } = await cancelWhileInFlight('pay_resend-inflight-500');
+    cancelAnswer = { reply: 200, body: { object: 'email', id: RESEND_ID } };
+    clock.advance(60_000);
+    const again = await h.dispatcher({ transports, purposes }).handle(body, envelope());
+    // Assess
+    expect(outcome.disposition).toBe('retry_later');
+    expect(outcome.channels[0]).toMatchObject({ state: 'provider_scheduled', action: 'retry_later' });
+    expect(again.channels[0]).toMatchObject({ state: 'cancelled', action: 'cancelled' });
+    expect(cancelRoute()).toHaveLength(2);
+    const row = await h.ledger.get(outcome.channels[0]!.dedupeKey);
+    expect(row?.history.map((e) => e.why?.split(':')[0])).toEqual([
+      'gates_passed',
+      'provider_holds_until',
+      'cancel_unconfirmed',
+      'cancelled',
+    ]);
+  });
+
+  it('the provider refuses that cancel (already sent): recorded as cancel_too_late, the row stays provider_scheduled, asked once', async () => {
+    // Prepare
+    cancelAnswer = {
+      reply: 422,
+      body: { statusCode: 422, name: 'validation_error', message: 'email can no longer be canceled' },
+    };
+    // Act
+    const { outcome, transports, body } = await cancelWhileInFlight('pay_resend-inflight-422');
+    const again = await h.dispatcher({ transports, purposes }).handle(body, envelope());
+    // Assess
+    expect(outcome.channels[0]).toMatchObject({
+      state: 'provider_scheduled',
+      action: 'handed_to_provider_schedule',
+    });
+    expect(again.channels[0]).toMatchObject({ state: 'provider_scheduled' });
+    expect(cancelRoute()).toHaveLength(1);
+    const row = await h.ledger.get(outcome.channels[0]!.dedupeKey);
+    expect(row?.state).toBe('provider_scheduled');
+    expect(row?.history.at(-1)?.why).toMatch(
+      /^cancel_too_late:\*\/\*:provider_answer=resend_validation_error:handoff=/,
+    );
+  });
+});

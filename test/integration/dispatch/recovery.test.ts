@@ -8,6 +8,7 @@ import {
   type RunningProviderSimulator,
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
+import type { SendResult, Transport } from '../../../lib/transports/port.js';
 import {
   CONTENT_KEY,
   crashAt,
@@ -178,6 +179,125 @@ describe('a late provider answer is applied, not thrown away', () => {
     ]);
     expect(sim.messages()).toHaveLength(1);
   }, 20_000);
+});
+
+/**
+ * A provider double in the test's process that enforces the key (as Resend and the REST provider do) and
+ * answers from a script, one entry per call; a gated entry holds its answer until the test releases it.
+ */
+const scriptedEmail = (script: Array<() => Promise<SendResult>>): Transport & { calls: number } => {
+  const transport = {
+    name: 'rest',
+    channel: 'email' as const,
+    capabilities: {
+      ...restTransports(sim).email.capabilities,
+      idempotencyKey: true,
+      keyRetentionSeconds: 86_400,
+    },
+    calls: 0,
+    send: async () => {
+      const answer = script[transport.calls];
+      transport.calls += 1;
+      if (!answer) throw new Error('scripted email: no answer scripted for this call');
+      return answer();
+    },
+  };
+  return transport;
+};
+
+describe('a late answer cannot launder a replay (invariant 6)', () => {
+  // Its own tables: these notifications stay parked, and the sweep tests below must not see them.
+  let lh: Harness;
+  beforeAll(async () => {
+    lh = await createHarness(sim, clock);
+  });
+
+  it("A's lease expires, B marks the row unknown and replays, the replay is ambiguous; A's late rejected is not applied and no fallback fires", async () => {
+    // Prepare: A's request is refused, but its answer is held until after B's replay
+    let releaseA!: () => void;
+    const aHeld = new Promise<void>((resolve) => {
+      releaseA = resolve;
+    });
+    let aSent!: () => void;
+    const aInFlight = new Promise<void>((resolve) => {
+      aSent = resolve;
+    });
+    const email = scriptedEmail([
+      async () => {
+        aSent();
+        await aHeld;
+        return { kind: 'rejected', reason: 'invalid recipient', code: 'invalid_to', cause: 'recipient' };
+      },
+      async () => ({ kind: 'ambiguous', reason: 'timeout_after_send' }),
+    ]);
+    const transports = { email, sms: lh.transports.sms };
+    const body = JSON.stringify(
+      healthReportIntent({ eventId: 'launder-replay', attachments: [pdfAttachment()] }),
+    );
+    const a = lh.dispatcher({ workerId: 'dispatch:a', transports, leaseMs: 1_000 });
+    const b = lh.dispatcher({ workerId: 'dispatch:b', transports, leaseMs: 1_000 });
+    // Act: A dispatches; its lease runs out; B marks the row unknown, then replays it (the message comes back)
+    const slow = a.handle(body, envelope());
+    await aInFlight;
+    clock.advance(2_000);
+    const marked = await b.handle(body, envelope());
+    clock.advance(30_000);
+    const replayed = await b.handle(body, envelope());
+    releaseA();
+    const late = await slow;
+    // Assess: the row stays unknown (B's replay may have been delivered); the SMS is never authorized
+    expect(marked.channels[0]).toMatchObject({ state: 'unknown' });
+    expect(replayed.channels[0]).toMatchObject({ state: 'unknown' });
+    expect(email.calls).toBe(2);
+    const row = await lh.ledger.get(marked.channels[0]!.dedupeKey);
+    expect(row?.state).toBe('unknown');
+    expect(row?.history.map((e) => e.why)).not.toContain('late_provider_answer:invalid_to');
+    expect(late.channels.map((c) => c.action)).not.toContain('late_answer_applied');
+    expect(late.channels.map((c) => c.channel)).toEqual(['email']);
+    expect((await lh.ledger.getFlow(row!.logicalKey))?.activeIndex).toBe(0);
+    expect(await lh.ledger.get(row!.pk.replace(/:email$/, ':sms'))).toBeUndefined();
+    expect(sim.requests().filter((r) => r.channel === 'sms')).toHaveLength(0);
+  });
+
+  it('the late answer of the attempt the unknown row came from is still applied: rejected, and the fallback moves on', async () => {
+    // Prepare: as above, but nobody replays before A's answer arrives
+    let releaseA!: () => void;
+    const aHeld = new Promise<void>((resolve) => {
+      releaseA = resolve;
+    });
+    let aSent!: () => void;
+    const aInFlight = new Promise<void>((resolve) => {
+      aSent = resolve;
+    });
+    const email = scriptedEmail([
+      async () => {
+        aSent();
+        await aHeld;
+        return { kind: 'rejected', reason: 'invalid recipient', code: 'invalid_to', cause: 'recipient' };
+      },
+    ]);
+    const transports = { email, sms: lh.transports.sms };
+    const body = JSON.stringify(
+      healthReportIntent({ eventId: 'late-reject-direct', attachments: [pdfAttachment()] }),
+    );
+    const a = lh.dispatcher({ workerId: 'dispatch:a', transports, leaseMs: 1_000 });
+    const b = lh.dispatcher({ workerId: 'dispatch:b', transports, leaseMs: 1_000 });
+    // Act
+    const slow = a.handle(body, envelope());
+    await aInFlight;
+    clock.advance(2_000);
+    const marked = await b.handle(body, envelope());
+    releaseA();
+    const late = await slow;
+    // Assess: the rejection is the truth about the only request that left; SMS follows
+    expect(marked.channels[0]).toMatchObject({ state: 'unknown' });
+    expect(late.channels[0]).toMatchObject({
+      channel: 'email',
+      state: 'rejected',
+      action: 'late_answer_applied',
+    });
+    expect(late.channels[1]).toMatchObject({ channel: 'sms', state: 'accepted', action: 'sent' });
+  });
 });
 
 describe('one channel active per logical notification', () => {

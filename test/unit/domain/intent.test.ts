@@ -72,6 +72,17 @@ describe('intent boundary', () => {
     expect(fieldsOf(withAttachment)).toEqual(['attachments']);
   });
 
+  it('refuses fallback delivery on a purpose that does not fall back (its notifications have no flow)', () => {
+    const receipt = receiptIntent({
+      channels: ['email', 'sms'],
+      delivery: 'fallback',
+      recipient: { ref: 'player-73', email: 'a@example.com', phone: '+15555550123' },
+    });
+    expect(fieldsOf(receipt)).toEqual(['delivery']);
+    for (const delivery of ['fallback', 'all'] as const)
+      expect(parseIntent(JSON.stringify(healthReportIntent({ delivery })), deps).ok).toBe(true);
+  });
+
   it('refuses a recipient ref that is the address itself, since the ref is stored and archived', () => {
     const now = clock.now();
     expect(
