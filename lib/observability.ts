@@ -53,6 +53,12 @@ export interface Logger {
 }
 
 /**
+ * The logger the reconcile, sweep and evidence paths take (they warn and inform; their failures throw).
+ * It lives here, not in lib/reconcile, so lib/evidence does not import the reconciler (no import cycle).
+ */
+export type RunLogger = Pick<Logger, 'info' | 'warn'>;
+
+/**
  * The one metrics port of lib/: the function entries adapt it to Powertools Metrics (lib never imports
  * Powertools). `dimensions` are small enums (strategy, reason), never keys or identities.
  */

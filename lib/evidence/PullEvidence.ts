@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SendproofError } from '../domain/errors.js';
-import type { ReconcileLogger, ReconcileMetricsSink } from '../reconcile/Reconciler.js';
+import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink } from '../observability.js';
 import { type ExchangeTimeouts, lookupGet } from '../transports/HttpExchange.js';
 import { ROW_TAG } from '../transports/labels.js';
 import type { EvidenceStore } from './DynamoEvidenceStore.js';

@@ -1,5 +1,5 @@
+import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink } from '../observability.js';
 import { METRIC } from '../observability.js';
-import type { ReconcileLogger, ReconcileMetricsSink } from '../reconcile/Reconciler.js';
 import type { EvidenceResult } from './EvidenceRecorder.js';
 import type { Evidence } from './events.js';
 import { verifyWebhook, type WebhookRequest, type WebhookSecrets } from './webhooks.js';

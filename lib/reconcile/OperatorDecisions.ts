@@ -6,11 +6,11 @@ import { IdentifierSchema, type Intent, parseIntent } from '../domain/intent.js'
 import { deriveDedupeKey, identityOf, type MessageIdentity, parseDedupeKey } from '../domain/keys.js';
 import type { PurposeRegistry } from '../domain/purposes.js';
 import { retentionTtl } from '../domain/purposes.js';
+import { continueFallback } from '../ledger/flows.js';
 import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger } from '../ledger/port.js';
 import { boundWhy, DECISION_WHY_MAX } from '../ledger/why.js';
 import { METRIC } from '../observability.js';
-import { continueFallback } from './fallback.js';
 import type { ReconcileLogger, ReconcileMetricsSink } from './Reconciler.js';
 
 /** Where a resend intent goes: the intake queue. The dispatcher (which has the body) does the rest. */

@@ -4,15 +4,15 @@ import type { Channel, PurposePolicy, PurposeRegistry } from '../domain/purposes
 import { retentionTtl } from '../domain/purposes.js';
 import { replayWindowOpen } from '../domain/replay.js';
 import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
+import { continueFallback } from '../ledger/flows.js';
 import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger, TransitionRequest } from '../ledger/port.js';
 import { boundWhy } from '../ledger/why.js';
-import { type Logger, METRIC, type MetricsSink } from '../observability.js';
+import { METRIC, type MetricsSink, type RunLogger } from '../observability.js';
 import type { LookupResult, Transport } from '../transports/port.js';
-import { continueFallback } from './fallback.js';
 
 /** The reconciler logs no errors of its own (a failed pass throws); the ports live in lib/observability.ts. */
-export type ReconcileLogger = Pick<Logger, 'info' | 'warn'>;
+export type ReconcileLogger = RunLogger;
 export type ReconcileMetricsSink = MetricsSink;
 
 /** How a row's ambiguity was (or was not) settled in this pass. */

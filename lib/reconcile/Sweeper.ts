@@ -4,11 +4,11 @@ import type { Channel } from '../domain/purposes.js';
 import { replayWindowOpen } from '../domain/replay.js';
 import { type SweepRowAction, sweepRow } from '../domain/sweep.js';
 import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
+import { continueFallback } from '../ledger/flows.js';
 import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger, SealedIntent } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import type { Transport } from '../transports/port.js';
-import { continueFallback } from './fallback.js';
 import type { IntentPublisher } from './OperatorDecisions.js';
 import type { ReconcileLogger, ReconcileMetricsSink } from './Reconciler.js';
 

@@ -1,4 +1,4 @@
-import type { DeliveryRecord, Ledger } from '../ledger/port.js';
+import type { DeliveryRecord, Ledger } from './port.js';
 
 /**
  * When a channel is definitively settled as not delivered (by the reconciler, provider evidence, an

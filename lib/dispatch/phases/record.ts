@@ -1,0 +1,103 @@
+import { retentionTtl } from '../../domain/purposes.js';
+import { isReplay } from '../../domain/resume.js';
+import type { DeliveryRecord } from '../../ledger/port.js';
+import { METRIC } from '../../observability.js';
+import type { SendResult } from '../../transports/port.js';
+import { park } from '../parking.js';
+import { type ChannelRun, delayFor, done, iso, LostRace, move, type Step, ttlFor } from '../run.js';
+import { parkForReplay } from './wait.js';
+
+/**
+ * record: the provider's answer becomes the row's outcome — accepted | provider_scheduled | rejected |
+ * unknown | retry_wait — in one conditioned write. A replay's non-accepted answer is evidence, never an
+ * outcome. When the write is refused (the row moved while the provider answered), the late-answer phase
+ * decides what the answer still proves.
+ */
+export const record = async (run: ChannelRun, row: DeliveryRecord, result: SendResult): Promise<Step> => {
+  try {
+    return await outcome(run, row, result);
+  } catch (error) {
+    if (error instanceof LostRace) return { next: 'late_answer', row, result, lost: error };
+    throw error;
+  }
+};
+
+const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult): Promise<Step> => {
+  const { ctx } = run;
+  const now = ctx.clock.now();
+  const attempts = row.attempts;
+  if (result.kind === 'accepted' && run.handedAt !== undefined && run.handedAt > now) {
+    // Accepted, and held by the provider until sendAt: the sweep settles it then; a cancel may stop it.
+    const held = await move(ctx, row, 'provider_scheduled', `provider_holds_until:${iso(run.handedAt)}`, {
+      providerMessageId: result.providerMessageId,
+      attempts,
+      nextAttemptAt: run.handedAt,
+      // Counted from sendAt: the row the sweep settles `accepted` then keeps the purpose's retention.
+      ttl: retentionTtl(run.job.valid.policy, run.handedAt),
+    });
+    await park(ctx, run.job, 'provider_scheduled', run.handedAt + ctx.parkGraceMs);
+    return done(held, 'handed_to_provider_schedule', { providerMessageId: result.providerMessageId });
+  }
+  if (result.kind === 'accepted') {
+    const accepted = await move(
+      ctx,
+      row,
+      'accepted',
+      result.replayed ? 'provider_replayed_original' : 'provider_accepted',
+      { providerMessageId: result.providerMessageId, attempts, ttl: ttlFor(run, now) },
+    );
+    ctx.metrics?.count(METRIC.accepted);
+    return done(accepted, 'sent', { providerMessageId: result.providerMessageId });
+  }
+  if (isReplay(row)) {
+    // A replay asked "do you have this key?". Any answer but the original message is evidence, not an
+    // outcome: back to unknown, no attempt spent, never rejected. Even `invalid_idempotent_request`
+    // proves only that the provider holds the key.
+    const detail = result.kind === 'rejected' ? (result.code ?? result.reason) : result.reason;
+    const back = await move(ctx, row, 'unknown', `replay_answer:${result.kind}:${detail}`, { attempts });
+    ctx.metrics?.count(METRIC.unknown);
+    const settled = await ctx.evidence?.applyRecordedEvidence(back);
+    if (settled) return done(settled, 'settled_by_recorded_evidence');
+    const delay = delayFor(ctx, attempts, result.kind === 'retryable' ? result.retryAfterMs : undefined);
+    return parkForReplay(run, back, 'marked_unknown', delay);
+  }
+  switch (result.kind) {
+    case 'rejected': {
+      const rejected = await move(ctx, row, 'rejected', `provider_rejected:${result.code ?? result.reason}`, {
+        attempts,
+        ttl: ttlFor(run, now),
+      });
+      ctx.metrics?.count(METRIC.rejected);
+      return done(rejected, 'rejected_by_provider');
+    }
+    case 'ambiguous': {
+      const unknown = await move(ctx, row, 'unknown', `ambiguous:${result.reason}`, { attempts });
+      ctx.metrics?.count(METRIC.unknown);
+      ctx.logger.warn('provider outcome unknown; left for reconciliation', {
+        dedupeKey: row.pk,
+        channel: run.channel,
+        reason: result.reason,
+      });
+      const settled = await ctx.evidence?.applyRecordedEvidence(unknown);
+      if (settled) return done(settled, 'settled_by_recorded_evidence');
+      return parkForReplay(run, unknown, 'marked_unknown');
+    }
+    case 'retryable': {
+      if (attempts >= run.job.valid.policy.maxAttempts) {
+        const exhausted = await move(ctx, row, 'rejected', `retry_budget_exhausted:${result.reason}`, {
+          attempts,
+          ttl: ttlFor(run, now),
+        });
+        ctx.metrics?.count(METRIC.rejected);
+        return done(exhausted, 'retry_budget_exhausted');
+      }
+      const delayMs = delayFor(ctx, attempts, result.retryAfterMs);
+      const waiting = await move(ctx, row, 'retry_wait', `retryable:${result.reason}`, {
+        attempts,
+        nextAttemptAt: now + delayMs,
+      });
+      ctx.metrics?.count(METRIC.retries);
+      return { next: 'wait', row: waiting, delayMs };
+    }
+  }
+};
