@@ -73,6 +73,7 @@ export class Dispatcher {
       logicalKey: logicalKeyOf(valid),
       sealed: false,
       ...(facts ? { facts } : {}),
+      ...(message.kind === 'intent' && envelope.sentAt !== undefined ? { queueSentAt: envelope.sentAt } : {}),
     };
     const lastReceive =
       ctx.maxReceiveCount !== undefined && (envelope.receiveCount ?? 1) >= ctx.maxReceiveCount;

@@ -42,6 +42,7 @@ export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOpti
         {
           messageId: record.messageId,
           receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+          ...sentAtOf(record),
         },
         facts,
       );
@@ -79,4 +80,10 @@ export const createSqsHandler = (dispatcher: Dispatcher, options: SqsHandlerOpti
       },
     );
   };
+};
+
+/** SQS `SentTimestamp` (epoch ms, as a string in the Lambda event), when present and sane. */
+const sentAtOf = (record: SQSRecord): { sentAt?: number } => {
+  const sentAt = Number(record.attributes?.SentTimestamp);
+  return Number.isSafeInteger(sentAt) && sentAt > 0 ? { sentAt } : {};
 };

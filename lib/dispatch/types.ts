@@ -132,4 +132,6 @@ export interface IntentOutcome {
 export interface QueueEnvelope {
   messageId: string;
   receiveCount?: number;
+  /** When the queue received the message (SQS `SentTimestamp`, epoch ms): the SLO clock's fallback. */
+  sentAt?: number;
 }
