@@ -43,6 +43,7 @@ describe('named audit queries on DuckDB', () => {
       'intent-to-accepted-latency',
       'manual-resolutions',
       'multiple-acceptances',
+      'slo-attainment', // test/integration/slo/attainment.test.ts
       'unknown-quarantined-older-than',
     ]);
   });

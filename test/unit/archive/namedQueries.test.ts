@@ -15,7 +15,7 @@ describe('named query files', () => {
     const queries = loadNamedQueries();
 
     // Assess
-    expect(queries).toHaveLength(8);
+    expect(queries).toHaveLength(9);
     for (const q of queries) {
       expect(q.description.length).toBeGreaterThan(20);
       expect(countPlaceholders(q.sql)).toBe(q.parameters.length);
