@@ -5,11 +5,13 @@
 --   provider took it at most accept_within_ms after the request); the delivery objective decided by the
 --   first delivered, complained, engaged, bounced_permanent, carrier_failed, ttl_expired or rejected fact
 --   (good: delivered at most deliver_within_ms after the request); and the duplicate budget, spent by
---   each dedupe key accepted more than once (the multiple-acceptances rule). A message is one lifetime of
+--   each dedupe key accepted more than once in the day range (the multiple-acceptances rule) that has a
+--   message requested inside the window: start day_from before the window to look further back for the
+--   first copy. A message is one lifetime of
 --   a row: its dedupe key and the time it was requested (requested_at_ms, from archive schema 3 on). The
 --   same rules make the stream metrics (lib/slo/observations.ts).
 -- param: tenant string Tenant (the archive is partitioned by tenant; one tenant per query)
--- param: day_from string First day, YYYY-MM-DD (inclusive; the day the window starts)
+-- param: day_from string First day, YYYY-MM-DD (inclusive; the window's first day, or earlier to find older copies)
 -- param: day_to string Last day, YYYY-MM-DD (inclusive; today, so late outcomes count)
 -- param: purpose string Purpose whose objectives are measured
 -- param: from_ms bigint Window start, epoch ms (inclusive): messages requested from then on
@@ -36,14 +38,16 @@ WITH unique_transitions AS (
 params AS (
   SELECT ? AS purpose, ? AS from_ms, ? AS to_ms, ? AS accept_within_ms, ? AS deliver_within_ms
 ),
-lines AS (
-  SELECT t.*
+purpose_lines AS (
+  SELECT
+    t.*,
+    t.requested_at_ms >= p.from_ms AND t.requested_at_ms < p.to_ms AS in_window
   FROM unique_transitions t
   CROSS JOIN params p
-  WHERE t.purpose = p.purpose
-    AND t.record_kind IN ('delivery', 'delivery_fact')
-    AND t.requested_at_ms >= p.from_ms
-    AND t.requested_at_ms < p.to_ms
+  WHERE t.purpose = p.purpose AND t.record_kind IN ('delivery', 'delivery_fact')
+),
+lines AS (
+  SELECT * FROM purpose_lines WHERE in_window
 ),
 acceptance AS (
   -- the first arrival (by version) in a state that decides the acceptance objective
@@ -109,13 +113,18 @@ duplicates AS (
     count(*) AS accepted_messages,
     count(*) FILTER (WHERE acceptances > 1) AS duplicate_messages
   FROM (
-    SELECT dedupe_key, min(channel) AS channel, count(*) AS acceptances
-    FROM lines
+    SELECT
+      dedupe_key,
+      min(channel) AS channel,
+      count(*) AS acceptances,
+      count(*) FILTER (WHERE in_window) AS acceptances_in_window
+    FROM purpose_lines
     WHERE record_kind = 'delivery'
       AND to_state = 'accepted'
       AND (from_state IS NULL OR from_state <> to_state)
     GROUP BY dedupe_key
   ) keys
+  WHERE acceptances_in_window > 0
   GROUP BY channel
 )
 SELECT

@@ -57,6 +57,11 @@ export interface SloRequest {
   windowDays?: number;
   /** End of the window, epoch ms (default: now). */
   until?: number;
+  /**
+   * How many days before the window the duplicate count looks for an earlier copy of a message accepted
+   * in it (default 0: only inside the window). More days read more of the archive.
+   */
+  duplicateLookbackDays?: number;
 }
 
 /**
@@ -135,7 +140,7 @@ export const createSloReadModel = (deps: {
       const fromMs = until - days * DAY_MS;
       const { rows } = await deps.run(SLO_QUERY, [
         request.tenant,
-        day(fromMs),
+        day(fromMs - (request.duplicateLookbackDays ?? 0) * DAY_MS),
         day(until),
         purpose,
         String(fromMs),
