@@ -38,7 +38,9 @@ export interface SloMetricSet {
 }
 
 /**
- * Turns observations into metric sets, one per dimension set, counts summed and latencies kept as value
+ * Turns observations into metric sets, one per dimension set. The SLI counts (decided, good) are also
+ * emitted per purpose alone (dimension set `purpose`): the SLOs and burn-rate alarms read those, since a
+ * CloudWatch SLO or alarm cannot sum over dimension values it does not know. Then, counts summed and latencies kept as value
  * lists (CloudWatch computes percentiles from them). An acceptance is good when the provider took the
  * message at most the purpose's objective after the request; a message without a request time (a row
  * claimed before it was recorded) is not counted, as in the archive query.
@@ -59,21 +61,26 @@ export const sloMetricSets = (
   };
   for (const o of observations) {
     const base = { purpose: o.purpose, channel: o.channel };
+    const purposeOnly = { purpose: o.purpose };
+    const sli = (name: string, value: number) => {
+      add(base, name, 'Count', value);
+      add(purposeOnly, name, 'Count', value);
+    };
     const slo = sloOf(purposes.find(o.purpose) ?? {});
     switch (o.kind) {
       case 'acceptance': {
         if (o.latencyMs === null) break;
-        add(base, SLO_METRIC.acceptanceDecided, 'Count', 1);
+        sli(SLO_METRIC.acceptanceDecided, 1);
         const inTime = o.reachedProvider && o.latencyMs <= slo.accepted.withinSeconds * 1000;
-        add(base, SLO_METRIC.acceptanceGood, 'Count', inTime ? 1 : 0);
+        sli(SLO_METRIC.acceptanceGood, inTime ? 1 : 0);
         if (o.reachedProvider) add(base, SLO_METRIC.acceptLatency, 'Milliseconds', Math.max(0, o.latencyMs));
         break;
       }
       case 'delivery': {
         if (o.latencyMs === null || !slo.delivered) break;
-        add(base, SLO_METRIC.deliveryDecided, 'Count', 1);
+        sli(SLO_METRIC.deliveryDecided, 1);
         const inTime = o.delivered && o.latencyMs <= slo.delivered.withinSeconds * 1000;
-        add(base, SLO_METRIC.deliveryGood, 'Count', inTime ? 1 : 0);
+        sli(SLO_METRIC.deliveryGood, inTime ? 1 : 0);
         if (o.delivered) add(base, SLO_METRIC.deliveryLatency, 'Milliseconds', Math.max(0, o.latencyMs));
         break;
       }

@@ -108,7 +108,7 @@ const measure = async (): Promise<{ sql: PurposeAttainment; metrics: Record<stri
       until: clock.now() + 1,
     });
     const metrics: Record<string, number> = {};
-    for (const set of sloMetricSets(stream.observations, purposes))
+    for (const set of sloMetricSets(stream.observations, purposes).filter((s) => s.dimensions.channel))
       for (const m of set.metrics)
         if (m.unit === 'Count') metrics[m.name] = (metrics[m.name] ?? 0) + m.values[0]!;
     return { sql: sql!, metrics };

@@ -101,8 +101,12 @@ describe('SLO observations from the ledger stream', () => {
     expect(value(SLO_METRIC.acceptanceGood)).toEqual([3]);
     expect(value(SLO_METRIC.acceptances)).toEqual([4]);
     expect(value(SLO_METRIC.acceptLatency)).toEqual([500, 1_400, 119_400, 180_400]);
-    for (const set of sets)
-      expect(Object.keys(set.dimensions).sort()).toEqual(expect.arrayContaining(['channel', 'purpose']));
+    const perPurpose = sets.find((s) => JSON.stringify(s.dimensions) === JSON.stringify({ purpose: 'receipt' }))!;
+    expect(perPurpose.metrics.map((m) => [m.name, m.values])).toEqual([
+      [SLO_METRIC.acceptanceDecided, [5]],
+      [SLO_METRIC.acceptanceGood, [3]],
+    ]);
+    for (const set of sets) expect(Object.keys(set.dimensions)).toContain('purpose');
     expect(JSON.stringify(sets)).not.toMatch(/player-1|receipt:a:/);
   });
 });
