@@ -70,23 +70,30 @@ export const handler = async () => {
       until,
       duplicateLookbackDays: DUPLICATE_LOOKBACK_DAYS,
     });
-    for (const report of reports)
-      for (const channel of report.channels) {
+    for (const report of reports) {
+      // Per purpose and channel (the dashboard), and per purpose alone (the SLO and its alarm).
+      const sets = [
+        ...report.channels.map((c) => ({
+          dimensions: { purpose: report.purpose, channel: c.channel },
+          counts: c.duplicates,
+        })),
+        { dimensions: { purpose: report.purpose }, counts: report.total.duplicates },
+      ];
+      for (const { dimensions, counts } of sets) {
         const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
-        metrics.addDimension('purpose', report.purpose);
-        metrics.addDimension('channel', channel.channel);
-        metrics.addMetric(SLO_METRIC.auditedAcceptances, MetricUnit.Count, channel.duplicates.eligible);
-        metrics.addMetric(SLO_METRIC.duplicateAcceptances, MetricUnit.Count, channel.duplicates.bad);
+        for (const [name, value] of Object.entries(dimensions)) metrics.addDimension(name, value);
+        metrics.addMetric(SLO_METRIC.auditedAcceptances, MetricUnit.Count, counts.eligible);
+        metrics.addMetric(SLO_METRIC.duplicateAcceptances, MetricUnit.Count, counts.bad);
         metrics.publishStoredMetrics();
-        duplicates += channel.duplicates.bad;
-        if (channel.duplicates.bad > 0)
-          logger.error('messages accepted twice', {
-            tenant,
-            purpose: report.purpose,
-            channel: channel.channel,
-            duplicates: channel.duplicates.bad,
-          });
       }
+      duplicates += report.total.duplicates.bad;
+      if (report.total.duplicates.bad > 0)
+        logger.error('messages accepted twice', {
+          tenant,
+          purpose: report.purpose,
+          duplicates: report.total.duplicates.bad,
+        });
+    }
   }
   logger.info('SLO audit done', { day: new Date(until - DAY_MS).toISOString().slice(0, 10), duplicates });
   return { duplicates };
