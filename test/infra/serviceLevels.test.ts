@@ -21,6 +21,8 @@ const WITH_ENDPOINT = (scope: never): NotificationLedgerProps => ({
       defaultDelivery: 'all',
       attachments: 'forbidden',
       retentionDays: 60,
+      cancellable: false,
+      providerScheduling: false,
       slo: {
         accepted: { withinSeconds: 300, target: 0.995 },
         duplicates: { atMostOneIn: 10_000 },

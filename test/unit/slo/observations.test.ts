@@ -101,7 +101,9 @@ describe('SLO observations from the ledger stream', () => {
     expect(value(SLO_METRIC.acceptanceGood)).toEqual([3]);
     expect(value(SLO_METRIC.acceptances)).toEqual([4]);
     expect(value(SLO_METRIC.acceptLatency)).toEqual([500, 1_400, 119_400, 180_400]);
-    const perPurpose = sets.find((s) => JSON.stringify(s.dimensions) === JSON.stringify({ purpose: 'receipt' }))!;
+    const perPurpose = sets.find(
+      (s) => JSON.stringify(s.dimensions) === JSON.stringify({ purpose: 'receipt' }),
+    )!;
     expect(perPurpose.metrics.map((m) => [m.name, m.values])).toEqual([
       [SLO_METRIC.acceptanceDecided, [5]],
       [SLO_METRIC.acceptanceGood, [3]],
