@@ -377,8 +377,20 @@ export class ServiceLevels extends Construct {
         width: 6,
       }),
       new cloudwatch.GraphWidget({
-        title: 'Reconciler: oldest unknown, oldest non-final row (s); outcome events not delivered',
-        left: [gauge(METRIC.oldestUnknownAgeSeconds), gauge(METRIC.oldestNonTerminalAgeSeconds)],
+        title:
+          'Reconciler: oldest unknown, oldest non-final row (s); event feed unavailable; events not delivered',
+        left: [
+          gauge(METRIC.oldestUnknownAgeSeconds),
+          gauge(METRIC.oldestNonTerminalAgeSeconds),
+          // A provider event feed (pull evidence) or lookup that could not answer this run.
+          new cloudwatch.Metric({
+            namespace: METRICS_NAMESPACE,
+            metricName: METRIC.lookupsUnavailable,
+            dimensionsMap: { service: SERVICE_NAME },
+            statistic: 'Sum',
+            period: Duration.minutes(5),
+          }),
+        ],
         right: Object.entries(queues).map(([label, queue]) =>
           queue.metricApproximateNumberOfMessagesVisible({
             label,
