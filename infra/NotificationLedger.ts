@@ -365,6 +365,7 @@ export class NotificationLedger extends Construct {
         intakeQueue: this.intake.queue,
         dlq: this.intake.dlq,
         accessLogsBucket: this.archive.accessLogsBucket,
+        archive: { bucket: this.archive.bucket, digestKey: this.archive.digestKey },
         logRetention: props.logRetention,
         // Capabilities only: the console never sends, so it gets the transport settings, not the secret.
         transportEnv: (fn) => {

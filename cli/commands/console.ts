@@ -1,24 +1,26 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Command } from 'commander';
 import { s3Client } from '../../lib/aws/storageClients.js';
 import { startLocalConsole } from '../../lib/console/local.js';
-import { STATIC_DIR, STATIC_FILES } from '../../lib/console/staticFiles.js';
+import { bucketKeyOf, STATIC_DIR, STATIC_FILES, staticFileOf } from '../../lib/console/staticFiles.js';
 import { IdentifierSchema } from '../../lib/domain/intent.js';
 import { stateFilePath } from '../../lib/local/LocalStack.js';
 import { readLocalState } from '../localState.js';
 
 /** Uploads the page's files and its config; `no-cache` so CloudFront revalidates after a new upload. */
 export const publishPage = async (s3: S3Client, bucket: string, config: Record<string, unknown>) => {
-  const files = [...new Map(Object.values(STATIC_FILES).map((f) => [f.file, f.type])).entries()];
-  for (const [file, type] of files)
+  // One object per served path (the page's modules under js/, the chart library under vendor/).
+  const files = Object.entries(STATIC_FILES)
+    .filter(([path]) => path !== '/')
+    .map(([path, entry]) => ({ key: bucketKeyOf(path), entry }));
+  for (const { key, entry } of files)
     await s3.send(
       new PutObjectCommand({
         Bucket: bucket,
-        Key: file,
-        Body: await readFile(join(STATIC_DIR, file)),
-        ContentType: type,
+        Key: key,
+        Body: await readFile(staticFileOf(entry, STATIC_DIR)),
+        ContentType: entry.type,
         CacheControl: 'no-cache',
       }),
     );
@@ -31,7 +33,7 @@ export const publishPage = async (s3: S3Client, bucket: string, config: Record<s
       CacheControl: 'no-cache',
     }),
   );
-  return [...files.map(([file]) => file), 'config.json'];
+  return [...files.map((f) => f.key), 'config.json'];
 };
 
 export const register = (program: Command): void => {

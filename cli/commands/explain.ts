@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
+import { orderedByLedger } from '../../lib/archive/bundle.js';
 import { loadNamedQueries } from '../../lib/archive/namedQueries.js';
+import { clockedTimeline, describeEntry, formatGap } from '../../lib/console/clocks.js';
+import type { DeliveryRecord } from '../../lib/ledger/port.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 import { describeRow, findRows } from './status.js';
 
@@ -21,6 +24,29 @@ export const archiveScope = (
   options.from,
   options.to ?? new Date(now + 86_400_000).toISOString().slice(0, 10),
 ];
+
+/** A row's history and its provider facts in the ledger's order, each time on its own clock. */
+export const describeTimeline = (row: DeliveryRecord): string =>
+  [
+    `  timeline (in the order the ledger saw it; each time on its own clock):`,
+    ...clockedTimeline(row).map((e) => `    ${e.kind === 'fact' ? '  ' : ''}${describeEntry(e)}`),
+  ].join('\n');
+
+/**
+ * Archived lines as `explain` prints them: in the ledger's order (a provider's fact after the
+ * transition it was recorded after, see orderedByLedger), each naming its clock.
+ */
+export const describeArchived = (rows: ReadonlyArray<Record<string, unknown>>): string[] =>
+  orderedByLedger(rows).map((r) => {
+    const head = `  ${String(r.transition_at)} ${r.clock === 'ledger' ? 'ledger  ' : 'provider'} ${String(r.dedupe_key)} ${String(r.from_state ?? '∅')} → ${String(r.to_state)} by ${String(r.actor)}`;
+    const tail = `${r.reason ? ` (${String(r.reason)})` : ''}${r.transport_message_id ? ` msg=${String(r.transport_message_id)}` : ''}`;
+    const gap = Number(r.ledger_at_ms) - Number(r.transition_at_ms);
+    const note =
+      r.clock === 'provider' && gap > 0
+        ? ` [${formatGap(gap)} before the ledger recorded v${String(r.version)}; two clocks, recorded after it]`
+        : '';
+    return `${head}${tail}${note}`;
+  });
 
 /**
  * The ledger row (current state, while its TTL lasts) next to the archived timeline (append-only, kept
@@ -68,19 +94,17 @@ export const register = (program: Command): void => {
         audit.close();
       }
     }
-    output(options.json, { ledger: rows, archive: archived }, () =>
+    const timelines = rows.map((row) => ({ dedupeKey: row.pk, entries: clockedTimeline(row) }));
+    output(options.json, { ledger: rows, timelines, archive: orderedByLedger(archived) }, () =>
       [
         rows.length
-          ? rows.map(describeRow).join('\n\n')
+          ? rows.map((row) => `${describeRow(row)}\n${describeTimeline(row)}`).join('\n\n')
           : `no ledger row for ${keyOrEvent} (expired by TTL?)`,
         '',
         archiveDir
-          ? `archive (${archived.length} transitions):`
+          ? `archive (${archived.length} transitions, in the ledger's order; ledger or provider clock):`
           : 'archive: not available (pass --archive-dir)',
-        ...archived.map(
-          (r) =>
-            `  ${String(r.transition_at)} ${String(r.dedupe_key)} ${String(r.from_state ?? '∅')} → ${String(r.to_state)} by ${String(r.actor)}${r.reason ? ` (${String(r.reason)})` : ''}${r.transport_message_id ? ` msg=${String(r.transport_message_id)}` : ''}`,
-        ),
+        ...describeArchived(archived),
       ].join('\n'),
     );
   });

@@ -6,7 +6,7 @@ import { isTerminal } from '../../lib/domain/states.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from '../../lib/ledger/DynamoOperatorQueries.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
-import { prepareDemo, REFUNDED_EVENT } from '../../lib/local/demo.js';
+import { demoTimeline, prepareDemo, REFUNDED_EVENT } from '../../lib/local/demo.js';
 import { type LocalEndpoints, type RunningLocalStack, startLocalStack } from '../../lib/local/LocalStack.js';
 import { cancelNotifications } from '../../lib/publish/cancelNotifications.js';
 import { publishIntents } from '../../lib/publish/publishIntents.js';
@@ -59,20 +59,6 @@ const settled = (row: DeliveryRecord, emailTransport: string) =>
     row.channel !== 'email' ||
     row.state !== 'accepted' ||
     (row.delivery !== undefined && row.delivery.status !== 'sent'));
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/** One line per row: the ledger's acceptance, then what the provider's events said after it. */
-export const timelineOf = (row: DeliveryRecord): string => {
-  const accepted = row.history.find((h) => h.s === 'accepted');
-  const head = accepted
-    ? `accepted by ${row.transport ?? '?'} at ${iso(accepted.at)} (msg ${row.providerMessageId ?? '-'})`
-    : `${row.state} at ${iso(row.history.at(-1)?.at ?? 0)}`;
-  const facts = (row.delivery?.h ?? [])
-    .filter((f) => f.f !== 'sent')
-    .map((f) => `${f.f} at ${iso(f.at)} (${f.why})`);
-  return [head, ...facts].join(' · ');
-};
 
 /** Prints counts by state every second until every row is final (or 90 s pass). */
 const watch = async (stack: RunningLocalStack, print: (line: string) => void): Promise<DeliveryRecord[]> => {
@@ -196,9 +182,9 @@ export const register = (program: Command): void => {
           print('\nfinal rows:');
           for (const row of rows.sort((a, b) => a.pk.localeCompare(b.pk)))
             print(`  ${row.state.padEnd(12)} ${row.pk}  ${row.history.map((h) => h.s).join('→')}`);
-          print('\ntimelines (ledger, then the provider events recorded as evidence):');
+          print("\ntimelines (the ledger's clock, then the provider's events on the provider's clock):");
           for (const row of rows.sort((a, b) => a.pk.localeCompare(b.pk)))
-            print(`  ${row.eventId} ${row.channel}: ${timelineOf(row)}`);
+            print(`  ${row.eventId} ${row.channel}: ${demoTimeline(row)}`);
           print(
             '\ntry: npx sendproof status rst_8a02 · npx sendproof explain report-42 · npx sendproof explain pay_90211-ord_306 · npx sendproof audit list',
           );

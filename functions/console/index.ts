@@ -1,9 +1,12 @@
+import { KMSClient } from '@aws-sdk/client-kms';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { athenaClient } from '../../lib/aws/athenaClient.js';
+import { s3Client } from '../../lib/aws/storageClients.js';
 import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
 import { stdoutAuditLog } from '../../lib/console/adapters.js';
 import { athenaAuditQueries } from '../../lib/console/athenaAuditQueries.js';
 import { jwtClaimsAuthenticator } from '../../lib/console/auth.js';
+import { s3BundleExporter } from '../../lib/console/awsExport.js';
 import { fromApiGatewayEvent, toApiGatewayResult } from '../../lib/console/http.js';
 import { consoleHandlerFor } from '../../lib/console/wiring.js';
 
@@ -23,6 +26,18 @@ const { handler: consoleHandler } = consoleHandlerFor(config, {
           workGroup: config.athenaWorkGroup,
           database: config.athenaDatabase,
         }),
+      }
+    : {}),
+  // The timeline's export bundle: archive objects and digests from the archive bucket, the public key
+  // from KMS (GetPublicKey of the key the digests are signed with), exactly as `sendproof audit export`.
+  ...(config.archiveBucket && config.digestKeyId
+    ? {
+        exportBundle: s3BundleExporter(
+          s3Client({ region: config.region }),
+          config.archiveBucket,
+          new KMSClient({ region: config.region }),
+          config.digestKeyId,
+        ),
       }
     : {}),
   ...(process.env.SENDPROOF_CONSOLE_ORIGIN ? { allowedOrigin: process.env.SENDPROOF_CONSOLE_ORIGIN } : {}),

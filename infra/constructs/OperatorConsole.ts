@@ -7,13 +7,16 @@ import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as cognito from 'aws-cdk-lib/aws-cognito';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { DIGEST_PREFIX } from '../../lib/archive/digest.js';
+import { ARCHIVE_PREFIX } from '../../lib/archive/schema.js';
 import { ENV } from '../../lib/config.js';
 import { contentSecurityPolicy } from '../../lib/console/staticFiles.js';
-import { acknowledge } from '../nag.js';
+import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { SendproofFunction } from './SendproofFunction.js';
 
 /** The Cognito groups the console maps to its roles (lib/console/auth.ts). */
@@ -24,6 +27,11 @@ export interface OperatorConsoleProps {
   suppression: dynamodb.ITable;
   intakeQueue: sqs.IQueue;
   dlq: sqs.IQueue;
+  /**
+   * The compliance archive, for the timeline's export bundle: its objects and digests are read from the
+   * bucket and the digest key's public half from KMS. Absent: the console offers no export.
+   */
+  archive?: { bucket: s3.IBucket; digestKey: kms.IKey };
   /** Access logs of the page bucket and the distribution go here. */
   accessLogsBucket: s3.IBucket;
   /** An existing user pool (it must have `viewer` and `operator` groups). Absent: one is created. */
@@ -129,7 +137,15 @@ export class OperatorConsole extends Construct {
         resources: [props.ledger.tableArn, props.suppression.tableArn],
       }),
     );
-    props.intakeQueue.grantSendMessages(fn.role);
+    // A `resend` decision publishes the new intent (SendMessage only: the queue URL is a setting).
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'ResendIntake',
+        actions: ['sqs:SendMessage'],
+        resources: [props.intakeQueue.queueArn],
+      }),
+    );
+    if (props.archive) this.grantExportBundle(fn, props.archive);
     fn.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: 'DlqDepth',
@@ -253,6 +269,44 @@ export class OperatorConsole extends Construct {
       acknowledge(this.distribution, rule, reason);
 
     // The page is uploaded by `sendproof console publish-page` (no custom-resource function in the stack):
-    // the three static files plus config.json built from this stack's outputs.
+    // the page's static files plus config.json built from this stack's outputs.
+  }
+
+  /**
+   * The export bundle (lib/console/awsExport.ts): list and read the archive's `transitions/` and
+   * `digests/` objects (ListObjectsV2 with those prefixes, GetObject), and GetPublicKey of the digest key.
+   * Nothing else: no write to the archive, no Sign, no Decrypt.
+   */
+  private grantExportBundle(
+    fn: SendproofFunction,
+    archive: { bucket: s3.IBucket; digestKey: kms.IKey },
+  ): void {
+    fn.setEnv(ENV.archiveBucket, archive.bucket.bucketName).setEnv(ENV.digestKeyId, archive.digestKey.keyArn);
+    const prefixes = [ARCHIVE_PREFIX, DIGEST_PREFIX];
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'ExportBundleList',
+        actions: ['s3:ListBucket'],
+        resources: [archive.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': prefixes.map((p) => `${p}*`) } },
+      }),
+    );
+    const objects = prefixes.map((p) => archive.bucket.arnForObjects(`${p}*`));
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'ExportBundleRead', actions: ['s3:GetObject'], resources: objects }),
+    );
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'ExportBundleKey',
+        actions: ['kms:GetPublicKey'],
+        resources: [archive.digestKey.keyArn],
+      }),
+    );
+    for (const resource of objects)
+      acknowledgeWildcardResource(
+        fn.role,
+        resource,
+        "A bundle holds the archive objects and digests of one notification's tenant and days; their keys are not known in advance. GetObject only.",
+      );
   }
 }

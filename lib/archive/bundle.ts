@@ -24,7 +24,8 @@ import { type ArchiveStore, DirStore } from './store.js';
  * offline. Layout:
  *
  *   DIR/manifest.json        what was exported, the objects with their sha256, the digests, the key id
- *   DIR/timeline.json|csv    every transition once (evidence transitions included), in order
+ *   DIR/timeline.json|csv    every transition once (evidence transitions included), in the ledger's
+ *                            order, each with its clock (`ledger` or `provider`, see orderedByLedger)
  *   DIR/public-key.pem       the digest signing key's public half
  *   DIR/archive/transitions/…  DIR/archive/digests/…   the same keys and bytes as in the archive
  *
@@ -32,7 +33,7 @@ import { type ArchiveStore, DirStore } from './store.js';
  * carry no secret, body or address (opaque references and hashes only).
  */
 export interface BundleManifest {
-  bundleVersion: 1;
+  bundleVersion: 1 | 2;
   subject: string;
   tenant: string;
   from: string;
@@ -56,10 +57,61 @@ const linesOf = (gzipped: Buffer): TimelineRow[] =>
 /** A transition's identity across stored copies; two delivery facts of one version in one ms differ in to_state. */
 const identity = (r: TimelineRow) => `${r.dedupe_key}#${r.version}#${r.transition_at_ms}#${r.to_state}`;
 
-/** The subject's transitions in the given objects, each once, in time order (as explain-notification). */
+/** 2: the timeline in the ledger's order, each line with its `clock` and `ledger_at` (see orderedByLedger). */
+export const BUNDLE_VERSION = 2;
+
+/** A delivery fact's archive line (`record_kind` `delivery_fact`, `to_state` `delivery:<fact>`). */
+export const isFactLine = (row: TimelineRow): boolean => String(row.to_state ?? '').startsWith('delivery:');
+
+/**
+ * Archive lines in the order the ledger saw them, each saying whose clock its time is. A state
+ * transition's `transition_at_ms` is the ledger's clock; a delivery fact's is the provider's (the time
+ * the provider gives the event), which may read earlier than the acceptance it was recorded after (a
+ * fast provider, or an answer lost on the wire). Ordering both by time would show a delivery before its
+ * acceptance, so a fact is ordered by its ledger time instead: the later of the transition it was
+ * recorded after (same dedupe key, same version) and the stream's arrival time of its write; ties keep
+ * transitions first, then facts in the provider's order.
+ */
+export const orderedByLedger = <T extends TimelineRow>(
+  rows: readonly T[],
+): Array<T & { clock: 'ledger' | 'provider'; ledger_at_ms: number }> => {
+  const transitionAt = new Map<string, number>();
+  for (const row of rows)
+    if (!isFactLine(row)) transitionAt.set(`${row.dedupe_key}#${row.version}`, Number(row.transition_at_ms));
+  const withClock = rows.map((row) => {
+    if (!isFactLine(row))
+      return { ...row, clock: 'ledger' as const, ledger_at_ms: Number(row.transition_at_ms) };
+    const anchor = transitionAt.get(`${row.dedupe_key}#${row.version}`);
+    const arrival =
+      row.stream_arrival_at_ms === null || row.stream_arrival_at_ms === undefined
+        ? undefined
+        : Number(row.stream_arrival_at_ms);
+    const candidates = [anchor, arrival].filter((v): v is number => v !== undefined && Number.isFinite(v));
+    return {
+      ...row,
+      clock: 'provider' as const,
+      ledger_at_ms: candidates.length ? Math.max(...candidates) : Number(row.transition_at_ms),
+    };
+  });
+  return withClock.sort(
+    (a, b) =>
+      a.ledger_at_ms - b.ledger_at_ms ||
+      Number(a.clock === 'provider') - Number(b.clock === 'provider') ||
+      Number(a.transition_at_ms) - Number(b.transition_at_ms) ||
+      String(a.dedupe_key).localeCompare(String(b.dedupe_key)) ||
+      Number(a.version) - Number(b.version),
+  );
+};
+
+/**
+ * The subject's transitions in the given objects, each once. Bundle version 2 (current): in the
+ * ledger's order with each line's clock (`orderedByLedger`); version 1 bundles (exported before) were
+ * in time order across both clocks, and are verified as they were written.
+ */
 export const timelineFrom = (
   objects: ReadonlyArray<{ key: string; bytes: Buffer }>,
   subject: string,
+  bundleVersion: 1 | 2 = BUNDLE_VERSION,
 ): { rows: TimelineRow[]; holding: string[] } => {
   const unique = new Map<string, TimelineRow>();
   const holding: string[] = [];
@@ -73,6 +125,13 @@ export const timelineFrom = (
       if (!unique.has(id)) unique.set(id, { ...row, tenant: partition?.tenant, dt: partition?.date });
     }
   }
+  if (bundleVersion === 2) {
+    const rows = orderedByLedger([...unique.values()]).map(({ ledger_at_ms, ...row }) => ({
+      ...row,
+      ledger_at: new Date(ledger_at_ms).toISOString(),
+    }));
+    return { rows, holding };
+  }
   const rows = [...unique.values()].sort(
     (a, b) =>
       Number(a.transition_at_ms) - Number(b.transition_at_ms) ||
@@ -82,7 +141,9 @@ export const timelineFrom = (
   return { rows, holding };
 };
 
-const TIMELINE_COLUMNS = ['tenant', 'dt', ...ARCHIVE_COLUMNS.map((c) => c.name)];
+const TIMELINE_COLUMNS_V1 = ['tenant', 'dt', ...ARCHIVE_COLUMNS.map((c) => c.name)];
+/** `clock`: whose clock `transition_at` is; `ledger_at`: the ledger time the line is ordered by. */
+const TIMELINE_COLUMNS = ['tenant', 'dt', 'clock', 'ledger_at', ...ARCHIVE_COLUMNS.map((c) => c.name)];
 
 const csvCell = (value: unknown): string => {
   if (value === null || value === undefined) return '';
@@ -90,8 +151,10 @@ const csvCell = (value: unknown): string => {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 };
 
-export const timelineCsv = (rows: readonly TimelineRow[]): string =>
-  `${[TIMELINE_COLUMNS.join(','), ...rows.map((r) => TIMELINE_COLUMNS.map((c) => csvCell(r[c])).join(','))].join('\n')}\n`;
+export const timelineCsv = (rows: readonly TimelineRow[], bundleVersion: 1 | 2 = BUNDLE_VERSION): string => {
+  const columns = bundleVersion === 1 ? TIMELINE_COLUMNS_V1 : TIMELINE_COLUMNS;
+  return `${[columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c])).join(','))].join('\n')}\n`;
+};
 
 export interface ExportOptions {
   store: ArchiveStore;
@@ -145,7 +208,7 @@ export const exportBundle = async (options: ExportOptions): Promise<BundleManife
   await writeFile(join(outDir, 'timeline.csv'), timelineCsv(rows));
   await writeFile(join(outDir, 'public-key.pem'), options.publicKeyPem);
   const manifest: BundleManifest = {
-    bundleVersion: 1,
+    bundleVersion: BUNDLE_VERSION,
     subject,
     tenant,
     from,
@@ -197,14 +260,15 @@ export const verifyBundle = async (dir: string, trustedPublicKeyPem?: string): P
     const bytes = await store.get(key);
     if (bytes) objects.push({ key, bytes });
   }
-  const recomputed = timelineFrom(objects, manifest.subject).rows;
+  const version = manifest.bundleVersion === 1 ? 1 : 2;
+  const recomputed = timelineFrom(objects, manifest.subject, version).rows;
   const timeline = existsSync(join(dir, 'timeline.json'))
     ? (JSON.parse(await readFile(join(dir, 'timeline.json'), 'utf8')) as TimelineRow[])
     : [];
   if (JSON.stringify(recomputed) !== JSON.stringify(timeline))
     bundleProblems.push('timeline.json does not match the transitions in the bundled objects');
   const csv = existsSync(join(dir, 'timeline.csv')) ? await readFile(join(dir, 'timeline.csv'), 'utf8') : '';
-  if (csv !== timelineCsv(recomputed))
+  if (csv !== timelineCsv(recomputed, version))
     bundleProblems.push('timeline.csv does not match the transitions in the bundled objects');
   const ok =
     report.missing.length +

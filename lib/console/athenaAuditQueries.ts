@@ -93,6 +93,7 @@ export const athenaAuditQueries = (options: AthenaAuditOptions): AuditQueries =>
   const timeoutMs = options.timeoutMs ?? 25_000;
   const maxRows = options.maxRows ?? 1001;
   return {
+    engine: `Athena (workgroup ${options.workGroup})`,
     list: () => queries,
     async run(name, args): Promise<AuditResult> {
       const query = queries.find((q) => q.name === name);

@@ -9,6 +9,7 @@ export const duckDbAuditQueries = (
   archiveDir: string,
   queries: NamedQuery[] = loadNamedQueries(),
 ): AuditQueries => ({
+  engine: 'DuckDB over the local archive mirror',
   list: () => queries,
   async run(name, args) {
     const query = queries.find((q) => q.name === name);

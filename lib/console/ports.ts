@@ -1,17 +1,85 @@
 import type { AuditResult } from '../archive/DuckDbAudit.js';
 import type { NamedQuery } from '../archive/namedQueries.js';
 import type { Channel } from '../domain/purposes.js';
+import type { DeliveryRecord } from '../ledger/port.js';
 import type { TransportCapabilities } from '../transports/port.js';
 
-/** Rows by state and the oldest age of each non-terminal state (from `attnAt`, else `updatedAt`). */
+/**
+ * Rows by state and the oldest age of each non-terminal state (from `attnAt`, else `updatedAt`), of one
+ * tenant when one is asked for (the archive panels are per tenant: the ledger figures beside them are
+ * of the same tenant), with every tenant the ledger holds rows of.
+ */
 export interface LedgerStats {
   rows: number;
   byState: Record<string, number>;
   oldestAgeSeconds: Record<string, number>;
+  /** Rows in state `accepted` per purpose and channel (what the archive's latency figures count). */
+  acceptedBy?: Array<{ purpose: string; channel: string; rows: number }>;
+  tenants: string[];
+}
+
+export type LedgerStatsSource = (tenant?: string) => Promise<LedgerStats>;
+
+/** How an operator finds a notification: by what they have in hand. */
+export const SEARCH_FIELDS = ['eventId', 'recipientRef', 'providerMessageId', 'dedupeKey'] as const;
+export type SearchField = (typeof SEARCH_FIELDS)[number];
+
+/** Finds ledger rows by one field's exact value (at most `limit`; `truncated` when there were more). */
+export interface NotificationSearch {
+  find(
+    field: SearchField,
+    value: string,
+    limit: number,
+  ): Promise<{ rows: DeliveryRecord[]; truncated: boolean }>;
+}
+
+/**
+ * One purpose's service-level objective over a window, as the SLO read model reports it (issue 28's
+ * SLO query on the archive). Fractions are 0..1.
+ */
+export interface SloFigure {
+  purpose: string;
+  channel?: string;
+  /** Which objective of the purpose (`accepted`, `delivered`, `duplicates`, …). */
+  objectiveName?: string;
+  /** The objective, e.g. 0.995. */
+  objective: number;
+  /** Good / eligible in the window. */
+  attainment: number;
+  /** Share of the window's error budget still unspent (1 = untouched, 0 or below = spent). */
+  budgetLeft: number;
+  good: number;
+  eligible: number;
+  window: { from: string; to: string; days: number };
+}
+
+/** The SLO panel's port: per-purpose attainment and error budget for one tenant. */
+export interface SloReadModel {
+  /** Where the figures come from, shown with them (e.g. `archive: named query slo-attainment`). */
+  source: string;
+  attainment(tenant: string, now: number): Promise<SloFigure[]>;
+}
+
+/** One open transport hold or provider circuit (issues 25/29). */
+export interface OpenHold {
+  kind: 'transport_hold' | 'provider_circuit';
+  name: string;
+  channel?: string;
+  since: string;
+  reason: string;
+  until?: string;
+}
+
+/** The holds/circuits panel's port. */
+export interface HoldsReadModel {
+  source: string;
+  open(): Promise<OpenHold[]>;
 }
 
 /** The archive's queries: DuckDB over the local mirror, or Athena in AWS. Same SQL text either way. */
 export interface AuditQueries {
+  /** The engine and where it reads, shown as each archive figure's source (`DuckDB over …`, `Athena …`). */
+  engine?: string;
   list(): NamedQuery[];
   /** Runs a named query with its arguments as strings (bound to the declared types by the runner). */
   run(name: string, args: readonly string[]): Promise<AuditResult>;

@@ -1,19 +1,56 @@
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fromPackageRoot } from '../packageRoot.js';
 import type { ConsoleResponse } from './http.js';
 
 /**
- * The page's files: one HTML page, one script, one stylesheet. Nothing else is served. Found from the
- * package root, so the compiled CLI (dist/bin, one bundle) serves them as the sources do.
+ * The page's files: one HTML page, its modules (one per concern, see static/js/), one stylesheet, and
+ * the chart library (uPlot, from its npm package: served from the console's own origin, never a CDN).
+ * Nothing else is served. Found from the package root, so the compiled CLI (dist/bin, one bundle) serves
+ * them as the sources do.
  */
 export const STATIC_DIR = fromPackageRoot('lib', 'console', 'static');
-export const STATIC_FILES: Readonly<Record<string, { file: string; type: string }>> = {
+
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+/** The page's own modules (static/js/*.js). */
+export const PAGE_MODULES = [
+  'api',
+  'dom',
+  'url',
+  'chartData',
+  'charts',
+  'overview',
+  'lists',
+  'operator',
+  'timeline',
+  'audit',
+] as const;
+
+export interface StaticEntry {
+  /** Path of the file relative to STATIC_DIR, or (`npm`) a file of an installed package. */
+  file: string;
+  type: string;
+  /** The file is in an npm package (resolved when served: the Lambda bundle never serves the page). */
+  npm?: boolean;
+}
+
+export const STATIC_FILES: Readonly<Record<string, StaticEntry>> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
-  '/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
+  '/console.js': { file: 'console.js', type: JS },
+  '/console.css': { file: 'console.css', type: CSS },
+  ...Object.fromEntries(PAGE_MODULES.map((m) => [`/js/${m}.js`, { file: `js/${m}.js`, type: JS }])),
+  // uPlot's browser build and stylesheet (MIT; docs/console.md says why this library).
+  '/vendor/uPlot.iife.min.js': { file: 'uplot/dist/uPlot.iife.min.js', type: JS, npm: true },
+  '/vendor/uPlot.min.css': { file: 'uplot/dist/uPlot.min.css', type: CSS, npm: true },
 };
+
+/** Where a served path's file is, and the key it has in the page bucket (AWS). */
+export const staticFileOf = (entry: StaticEntry, dir: string = STATIC_DIR): string =>
+  entry.npm ? createRequire(fromPackageRoot('package.json')).resolve(entry.file) : join(dir, entry.file);
+export const bucketKeyOf = (path: string): string => (path === '/' ? 'index.html' : path.slice(1));
 
 /**
  * Strict CSP: scripts and styles only from the console's own origin (no inline script, no eval), API
@@ -63,7 +100,7 @@ export const staticFilesFrom = (
     return {
       status: 200,
       headers: { ...securityHeaders(), 'content-type': entry.type },
-      body: await readFile(join(dir, entry.file)),
+      body: await readFile(staticFileOf(entry, dir)),
     };
   },
 });

@@ -8,7 +8,13 @@ import { cancelNotifications } from '../publish/cancelNotifications.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { createTransports } from '../transports/index.js';
 import { documentClientFor, ledgerFor, operatorQueriesFor, purposesFor } from '../wiring.js';
-import { capabilitiesOf, dynamoLedgerStats, dynamoSuppressions, sqsQueueDepth } from './adapters.js';
+import {
+  capabilitiesOf,
+  dynamoLedgerStats,
+  dynamoNotificationSearch,
+  dynamoSuppressions,
+  sqsQueueDepth,
+} from './adapters.js';
 import type { Authenticator } from './auth.js';
 import {
   type BundleExporter,
@@ -73,6 +79,7 @@ export const consoleHandlerFor = (
     authenticate: wiring.authenticate,
     clock: systemClock,
     stats: dynamoLedgerStats(doc, config.ledgerTable, () => systemClock.now()),
+    search: dynamoNotificationSearch(doc, config.ledgerTable, ledger),
     // Building the transports reads no secret: credentials are fetched on a send or a lookup only.
     capabilities: consoleCapabilities(config),
     auditLog: wiring.auditLog,

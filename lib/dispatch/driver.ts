@@ -50,7 +50,17 @@ export const deliverChannel = async (
   const opened = await openChannel(ctx, job, channel);
   if ('outcome' in opened) return opened.outcome;
   const { run } = opened;
-  let step: Step = { next: 'prepare' };
+  try {
+    return await runSteps(ctx, run, { next: 'prepare' });
+  } finally {
+    // Admitted but not sent (a claim conflict, a later gate, a lost race): its pace tokens go back.
+    if (run.admitted) ctx.admission?.refund(run.ticket);
+  }
+};
+
+const runSteps = async (ctx: DispatchContext, run: ChannelRun, first: Step): Promise<ChannelOutcome> => {
+  const { channel } = run;
+  let step = first;
   try {
     for (;;) {
       if ('done' in step) return step.done;
@@ -105,7 +115,8 @@ const edgesAfter = (ran: PhaseStep, next: Step): Edge[] => {
     case 'confirm':
       return 'done' in next ? [['after_gate', state]] : [];
     case 'send':
-      return [['after_provider']];
+      // A send the spend breaker refused ends `blocked` before any provider call: a gate's edge.
+      return 'done' in next ? [['after_gate', state]] : [['after_provider']];
     case 'record':
       // A refused outcome write is not an edge: the late-answer phase decides, and ends on it.
       return 'next' in next && next.next === 'late_answer' ? [] : [['after_outcome', state]];

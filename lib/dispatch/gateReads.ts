@@ -37,17 +37,26 @@ export const fetchAttachments = async (run: ChannelRun): Promise<string | undefi
   return undefined;
 };
 
-/** Rate control and SMS anti-abuse (lib/rate/Admission.ts); without it every channel may go. */
+/**
+ * Rate control and SMS anti-abuse before the claim (lib/rate/Admission.ts): country rules and the pace.
+ * The spend breaker counts later, after the `dispatching` write (phases/send.ts). Without it every
+ * channel may go.
+ */
 export const admit = async (run: ChannelRun): Promise<AdmissionVerdict> => {
   const { admission } = run.ctx;
   if (!admission) return { kind: 'go' };
   const { intent, policy } = run.job.valid;
   const phone = run.channel === 'sms' ? intent.recipient.phone : undefined;
-  return admission.admit({
+  const verdict = await admission.beforeClaim({
     channel: run.channel,
     policy,
     tenant: intent.tenant,
     transport: run.transport.name,
     ...(phone ? { phone } : {}),
   });
+  if (verdict.kind === 'go') {
+    run.admitted = true;
+    if (verdict.ticket) run.ticket = verdict.ticket;
+  }
+  return verdict;
 };

@@ -5,6 +5,7 @@ import { type Channel, retentionTtl } from '../domain/purposes.js';
 import type { DeliveryState } from '../domain/states.js';
 import type { DeliveryRecord, GateFacts, TransitionRequest } from '../ledger/port.js';
 import { boundWhy } from '../ledger/why.js';
+import type { AdmissionTicket } from '../rate/Admission.js';
 import type { RenderedMessage } from '../templates/port.js';
 import {
   type OutboundMessage,
@@ -69,6 +70,8 @@ export interface ChannelRun {
   handedAt?: number;
   /** The admission layer let this channel through and its token is not spent yet (lib/rate). */
   admitted?: boolean;
+  /** What that admission holds: pace tokens (refunded if no send follows) and the breaker to count in. */
+  ticket?: AdmissionTicket;
 }
 
 /**

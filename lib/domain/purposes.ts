@@ -11,7 +11,12 @@ export type Channel = z.infer<typeof ChannelSchema>;
  * an auditor can tell which rules were in force when a message was attempted.
  */
 /** Post-acceptance facts that may count as "definitely not delivered" for a fallback. */
-export const FALLBACK_FACTS = ['bounced_permanent', 'carrier_failed', 'ttl_expired'] as const;
+export const FALLBACK_FACTS = [
+  'bounced_permanent',
+  'provider_suppressed',
+  'carrier_failed',
+  'ttl_expired',
+] as const;
 
 export const PurposePolicySchema = z.strictObject({
   purpose: z.string().regex(/^[a-z][a-z0-9-]{1,47}$/),

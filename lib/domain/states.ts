@@ -16,6 +16,7 @@
  *   dispatching ──► provider_scheduled ──► accepted (sendAt passed) | cancelled (provider confirmed) | rejected
  *       └──────► cancelled      (a committed cancel marker; also from claimed, retry_wait, stalled, and from
  *                                dispatching only before the provider call: the marker read follows that write)
+ *       └──────► blocked        (the SMS spend breaker, counted after the dispatching write, before the call)
  */
 export const STATES = [
   'scheduled',
@@ -75,7 +76,17 @@ export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[
   ],
   // dispatching → cancelled: only the lease holder, after its own `dispatching` write and before the
   // provider call, when the strongly consistent cancel-marker read finds a cancel (nothing was sent).
-  dispatching: ['accepted', 'provider_scheduled', 'rejected', 'retry_wait', 'unknown', 'cancelled'],
+  // dispatching → blocked: the same, when the SMS spend breaker (counted only by the lease holder, so a
+  // duplicate whose claim conflicted is never counted) refuses the send (nothing was sent).
+  dispatching: [
+    'accepted',
+    'provider_scheduled',
+    'rejected',
+    'retry_wait',
+    'unknown',
+    'cancelled',
+    'blocked',
+  ],
   // The provider accepted the message (its id is recorded) and holds it until sendAt (Resend
   // `scheduled_at`, Twilio `SendAt`): the sweep settles it `accepted` once sendAt has passed; a cancel
   // the provider confirmed makes it `cancelled`; evidence may reject it.

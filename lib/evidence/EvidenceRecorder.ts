@@ -175,7 +175,8 @@ export class EvidenceRecorder implements RecordedEvidence {
           why: evidence.why,
           evidenceId: evidence.evidenceId,
           set: {
-            providerMessageId: evidence.providerMessageId,
+            // An event that names no message (a SendGrid asynchronous bounce) leaves the row's id alone.
+            ...(evidence.providerMessageId ? { providerMessageId: evidence.providerMessageId } : {}),
             delivery,
             ...(policy ? { ttl: retentionTtl(policy, now) } : {}),
           },

@@ -3,6 +3,12 @@ import { rowKeyOfLabel } from '../domain/keys.js';
 import { boundWhy } from '../ledger/why.js';
 import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
 import { type EvidenceFact, settlesTo } from './facts.js';
+import {
+  type OptSignal,
+  type ProviderSignal,
+  SMS_V2_OPT_IN_KEYWORDS,
+  SMS_V2_OPT_OUT_KEYWORDS,
+} from './signals.js';
 
 /**
  * Provider events, read into one shape the recorder understands. Only what evidence needs is read:
@@ -28,6 +34,7 @@ export interface Evidence {
   fact: EvidenceFact;
   /** The state an `unknown` row settles to from this fact alone (settlesTo(fact)). */
   outcome: 'accepted' | 'rejected';
+  /** The provider's message id; empty when the event names none (a SendGrid asynchronous bounce). */
   providerMessageId: string;
   /** When the provider says it happened (epoch ms), if the event says. */
   at?: number;
@@ -35,9 +42,14 @@ export interface Evidence {
   why: string;
 }
 
+/**
+ * What a provider event is to the ledger: evidence about one of our messages, or ignored with the reason
+ * (docs/transports.md lists every documented event and which). An ignored event may carry a `signal` that
+ * is not about one message: an opt-out reply, a change of our account's standing (lib/evidence/signals.ts).
+ */
 export type ParsedEvent =
   | { kind: 'evidence'; evidence: Evidence }
-  | { kind: 'ignored'; source: EvidenceSource | 'unknown'; reason: string };
+  | { kind: 'ignored'; source: EvidenceSource | 'unknown'; reason: string; signal?: ProviderSignal };
 
 export const KEY_SHAPE = /^[a-f0-9]{64}$/;
 
@@ -65,6 +77,20 @@ export const evidence = (
   };
 };
 
+/**
+ * One rule for every provider's bounce: only a `Permanent` bounce is hard. `Transient`, `Temporary`,
+ * `Undetermined` (and anything else) are soft: the provider had the message and a later send may work, so
+ * they never suppress and never move a fallback on. A permanent bounce whose subtype says the provider's
+ * own suppression list stopped it (SES and Resend `Suppressed`, `OnAccountSuppressionList`: "Amazon SES
+ * has suppressed sending to this address") is `provider_suppressed`: not sent, suppressed at the provider.
+ */
+export const bounceFact = (type: string | undefined, subType: string | undefined): EvidenceFact => {
+  if (!/^permanent$/i.test(type ?? '')) return 'bounced_transient';
+  return /^(suppressed|onaccountsuppressionlist)$/i.test(subType ?? '')
+    ? 'provider_suppressed'
+    : 'bounced_permanent';
+};
+
 // --- SES v2 configuration-set events (EventBridge `detail`, or an SNS message) -----------------------
 
 const Timed = z.object({ timestamp: z.string().optional() }).optional();
@@ -83,7 +109,14 @@ const SesEventSchema = z.object({
       timestamp: z.string().optional(),
     })
     .optional(),
-  complaint: z.object({ feedbackId: z.string().optional(), timestamp: z.string().optional() }).optional(),
+  complaint: z
+    .object({
+      feedbackId: z.string().optional(),
+      timestamp: z.string().optional(),
+      // "null or OnAccountSuppressionList": SES accepted the message but did not attempt to send it.
+      complaintSubType: z.string().nullable().optional(),
+    })
+    .optional(),
   delivery: Timed,
   deliveryDelay: Timed,
   send: z.object({}).passthrough().optional(),
@@ -110,10 +143,14 @@ export const parseSesEvent = (detail: unknown): ParsedEvent => {
   let fact: EvidenceFact | undefined = SES_FACTS[type];
   let why = `ses:${type}`;
   if (type === 'Bounce') {
-    // Permanent: the address will not take mail. Transient and Undetermined: SES had it; may yet work.
-    fact = bounce?.bounceType === 'Permanent' ? 'bounced_permanent' : 'bounced_transient';
+    fact = bounceFact(bounce?.bounceType, bounce?.bounceSubType);
     if (bounce?.bounceType)
       why = `${why}:${bounce.bounceType}${bounce.bounceSubType ? `/${bounce.bounceSubType}` : ''}`;
+  }
+  if (type === 'Complaint' && complaint?.complaintSubType === 'OnAccountSuppressionList') {
+    // Not a complaint from the recipient: SES never attempted delivery (the account suppression list).
+    fact = 'provider_suppressed';
+    why = `${why}:OnAccountSuppressionList`;
   }
   if (!fact) return { kind: 'ignored', source: 'ses', reason: `ses_event_type_not_evidence:${type}` };
   const at = timeOf(
@@ -147,7 +184,7 @@ const SmsEventSchema = z.object({
 });
 
 /** AWS accepted the SendTextMessage request; the carrier has not said more yet. */
-const SMS_SENT = new Set(['SUCCESSFUL', 'PENDING', 'QUEUED']);
+const SMS_SENT = new Set(['SUCCESSFUL', 'PENDING', 'QUEUED', 'SENT']);
 /** The text did not and will not reach the handset (carrier or AWS failure). */
 const SMS_FAILED = new Set([
   'FAILED',
@@ -180,7 +217,9 @@ export const parseSmsEvent = (message: unknown): ParsedEvent => {
   const { eventType, messageId, messageStatus, isFinal, context, eventTimestamp } = parsed.data;
   const key = context?.[KEY_TAG];
   if (!key || !KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'sms', reason: 'no_sendproof_key' };
-  const status = (messageStatus ?? eventType?.replace(/^TEXT_/, '') ?? '').toUpperCase();
+  // The event type is the documented enum (TEXT_DELIVERED, TEXT_CARRIER_UNREACHABLE, …); messageStatus
+  // only when an event has no type.
+  const status = (eventType?.replace(/^TEXT_/, '') || messageStatus || '').toUpperCase();
   const fact = smsFact(status);
   // A failure that is not final may still turn into a delivery; only a final one is evidence of failure.
   if (!fact || (NOT_FINAL_SENSITIVE.includes(fact) && isFinal === false))
@@ -200,15 +239,54 @@ export const parseSmsEvent = (message: unknown): ParsedEvent => {
 
 const NOT_FINAL_SENSITIVE: readonly EvidenceFact[] = ['carrier_failed', 'ttl_expired'];
 
+// --- End User Messaging SMS two-way inbound messages (an SNS message) ---------------------------------
+
+const SmsInboundSchema = z.object({
+  originationNumber: z.string().min(1),
+  destinationNumber: z.string().optional(),
+  messageKeyword: z.string().optional(),
+  messageBody: z.string().optional(),
+  inboundMessageId: z.string().min(1),
+});
+
+/**
+ * A reply to one of our numbers ("Example of a two-way SMS message payload for Amazon SNS topics"). It is
+ * never delivery evidence; an opt-out or opt-in reply carries the signal: the registered keyword the
+ * service matched (`messageKeyword`), else the reply itself when it is exactly a keyword ("When your
+ * number receives a message that begins with a keyword"; a sentence that starts with STOP is not taken).
+ */
+export const parseSmsInbound = (message: unknown): ParsedEvent => {
+  const parsed = SmsInboundSchema.safeParse(message);
+  if (!parsed.success) return { kind: 'ignored', source: 'sms', reason: 'unreadable_sms_inbound' };
+  const { originationNumber, destinationNumber, messageKeyword, messageBody, inboundMessageId } = parsed.data;
+  const reply = (messageBody ?? '').trim().toUpperCase();
+  const candidates = [messageKeyword?.trim().toUpperCase(), reply].filter((k): k is string => Boolean(k));
+  const optOut = candidates.find((k) => SMS_V2_OPT_OUT_KEYWORDS.includes(k));
+  const optIn = candidates.find((k) => SMS_V2_OPT_IN_KEYWORDS.includes(k));
+  const keyword = optOut ?? optIn;
+  if (!keyword) return { kind: 'ignored', source: 'sms', reason: 'sms_inbound_not_an_opt_keyword' };
+  const signal: OptSignal = {
+    kind: optOut ? 'opt_out' : 'opt_in',
+    channel: 'sms',
+    provider: 'sms-v2',
+    phone: originationNumber,
+    ...(destinationNumber ? { ourNumber: destinationNumber } : {}),
+    keyword,
+    evidenceId: `sms:inbound:${inboundMessageId}`,
+  };
+  return { kind: 'ignored', source: 'sms', reason: `sms_inbound_${signal.kind}`, signal };
+};
+
 // --- Lambda event envelopes ---------------------------------------------------------------------------
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** An SES event has `mail`; an SMS event has `messageId` at the top level. */
+/** An SES event has `mail`; an SMS event has `messageId` at the top level; an SMS reply has `inboundMessageId`. */
 const parseProviderEvent = (value: unknown): ParsedEvent => {
   if (isObject(value) && isObject(value.mail)) return parseSesEvent(value);
   if (isObject(value) && typeof value.messageId === 'string') return parseSmsEvent(value);
+  if (isObject(value) && typeof value.inboundMessageId === 'string') return parseSmsInbound(value);
   return { kind: 'ignored', source: 'unknown', reason: 'not_a_provider_event' };
 };
 

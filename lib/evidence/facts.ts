@@ -19,7 +19,18 @@ export const FACTS = [
   'bounced_permanent',
   /** The recipient marked it as spam. Delivered, and suppresses the recipient. */
   'complained',
-  /** The provider refused the request itself (SES Reject / RenderingFailure, SendGrid dropped). */
+  /**
+   * The provider did not send it because the recipient is on the provider's own suppression list (SES
+   * Bounce Permanent/Suppressed or Permanent/OnAccountSuppressionList, SES Complaint OnAccountSuppressionList,
+   * Resend email.suppressed and bounces of subtype Suppressed, SendGrid dropped for a bounced, unsubscribed
+   * or spam-reporting address). A definite non-delivery (it may move a fallback on) and a suppression whose
+   * source is the provider.
+   */
+  'provider_suppressed',
+  /**
+   * The provider did not send it and will not, for a reason of its own or of the message (SES Reject /
+   * Rendering Failure, SendGrid dropped for other reasons, Resend email.failed, Twilio canceled).
+   */
   'rejected',
   /** The carrier did not deliver the text and will not (SMS FAILED/BLOCKED/…, Twilio failed/undelivered). */
   'carrier_failed',
@@ -29,12 +40,18 @@ export const FACTS = [
   'unknown_final',
   /** Opened or clicked: it was delivered. */
   'engaged',
+  /**
+   * Part of the message reached the handset (Twilio partially_delivered): the provider had it; neither a
+   * delivery nor a failure a fallback may move on.
+   */
+  'partially_delivered',
 ] as const;
 export type EvidenceFact = (typeof FACTS)[number];
 
 /** Facts that say the provider never took the message or it definitively did not arrive. */
 export const NOT_DELIVERED: readonly EvidenceFact[] = [
   'rejected',
+  'provider_suppressed',
   'bounced_permanent',
   'carrier_failed',
   'ttl_expired',
@@ -49,8 +66,15 @@ export const fallbackFactsOf = (
   policy: Pick<PurposePolicy, 'fallbackOn'> | undefined,
 ): readonly EvidenceFact[] => policy?.fallbackOn ?? FALLBACK_FACTS;
 
-/** Facts that put the recipient on the suppression list for the channel. */
-export const SUPPRESSING: readonly EvidenceFact[] = ['bounced_permanent', 'complained'];
+/**
+ * Facts that put the recipient on the suppression list for the channel. A `provider_suppressed` one records
+ * the provider as its source (reason `provider_suppressed:<why>`, by `evidence:<source>`).
+ */
+export const SUPPRESSING: readonly EvidenceFact[] = [
+  'bounced_permanent',
+  'complained',
+  'provider_suppressed',
+];
 
 /**
  * For an `unknown` row: which state the fact settles it to. A fact that proves the provider had the
@@ -71,11 +95,13 @@ const RANK: Readonly<Record<EvidenceFact, number>> = {
   unknown_final: 2,
   bounced_transient: 3,
   engaged: 4,
+  partially_delivered: 4,
   delivered: 5,
   rejected: 6,
   carrier_failed: 6,
   ttl_expired: 6,
   bounced_permanent: 6,
+  provider_suppressed: 6,
   complained: 7,
 };
 

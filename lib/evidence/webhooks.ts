@@ -4,8 +4,9 @@ import { Webhook, WebhookVerificationError } from 'svix';
 import { validateRequest } from 'twilio/lib/webhooks/webhooks.js';
 import { z } from 'zod';
 import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
-import { evidence, KEY_SHAPE, type ParsedEvent, timeOf } from './events.js';
+import { bounceFact, evidence, KEY_SHAPE, type ParsedEvent, timeOf } from './events.js';
 import type { EvidenceFact } from './facts.js';
+import type { AccountSignal, OptSignal } from './signals.js';
 
 export const WEBHOOK_PROVIDERS = ['resend', 'twilio', 'sendgrid'] as const;
 export type WebhookProvider = (typeof WEBHOOK_PROVIDERS)[number];
@@ -61,7 +62,21 @@ const RESEND_FACTS: Readonly<Record<string, EvidenceFact>> = {
   'email.complained': 'complained',
   'email.opened': 'engaged',
   'email.clicked': 'engaged',
+  // "failed to send due to an error" (invalid recipients, API key, domain, quota…): Resend did not send it.
   'email.failed': 'rejected',
+  // "the email is suppressed by Resend" (its account-level suppression list): not sent, suppressed there.
+  'email.suppressed': 'provider_suppressed',
+};
+
+/**
+ * Documented Resend email events that are not evidence about a message we sent, and why:
+ * - email.scheduled: Resend holds it for `scheduled_at`; the send's own answer already made the row
+ *   `provider_scheduled`, and `email.sent` follows at the scheduled time;
+ * - email.received: an inbound email to a Resend receiving address; Sendproof only sends.
+ */
+const RESEND_NOT_EVIDENCE: Readonly<Record<string, string>> = {
+  'email.scheduled': 'resend_email_scheduled_is_the_send_answer',
+  'email.received': 'resend_email_received_is_inbound',
 };
 
 const ResendEventSchema = z.object({
@@ -75,8 +90,12 @@ const ResendEventSchema = z.object({
     bounce: z.object({ type: z.string().optional(), subType: z.string().optional() }).optional(),
   }),
 });
+const ResendTypeSchema = z.object({ type: z.string() });
 
 export const parseResendEvent = (payload: unknown): ParsedEvent => {
+  const declared = ResendTypeSchema.safeParse(payload);
+  const skip = declared.success ? RESEND_NOT_EVIDENCE[declared.data.type] : undefined;
+  if (skip) return { kind: 'ignored', source: 'resend', reason: skip };
   const parsed = ResendEventSchema.safeParse(payload);
   if (!parsed.success) return { kind: 'ignored', source: 'resend', reason: 'unreadable_resend_event' };
   const { type, created_at, data } = parsed.data;
@@ -88,10 +107,11 @@ export const parseResendEvent = (payload: unknown): ParsedEvent => {
   let fact = RESEND_FACTS[type];
   let why = `resend:${type}`;
   if (type === 'email.bounced') {
-    // Resend: "the recipient's mail server permanently rejected the email", unless it says Transient.
-    const transient = /transient/i.test(data.bounce?.type ?? '');
-    fact = transient ? 'bounced_transient' : 'bounced_permanent';
-    why = `${why}:${data.bounce?.type ?? 'Permanent'}${data.bounce?.subType ? `/${data.bounce.subType}` : ''}`;
+    // The event is "the recipient's mail server permanently rejected the email"; a bounce that names its
+    // type follows the one rule every provider's bounce does (Undetermined and Temporary are soft).
+    const bounceType = data.bounce?.type ?? 'Permanent';
+    fact = bounceFact(bounceType, data.bounce?.subType);
+    why = `${why}:${bounceType}${data.bounce?.subType ? `/${data.bounce.subType}` : ''}`;
   }
   if (!fact) return { kind: 'ignored', source: 'resend', reason: `resend_event_not_evidence:${type}` };
   const at = timeOf(created_at);
@@ -119,15 +139,59 @@ const TWILIO_FACTS: Readonly<Record<string, EvidenceFact>> = {
   // Twilio: "undelivered" — the carrier did not deliver; "failed" — it could not be sent at all.
   undelivered: 'carrier_failed',
   failed: 'carrier_failed',
+  // A message canceled before it was sent (a scheduled one): Twilio did not send it and will not.
+  canceled: 'rejected',
+  // Part of it reached the handset: Twilio had it; neither a delivery nor a failure to fall back on.
+  partially_delivered: 'partially_delivered',
+};
+
+/**
+ * Documented MessageStatus values that are not evidence, and why: `scheduled` is the initial status of a
+ * scheduled message (Twilio sends no callback for an initial status; the send answer already made the row
+ * `provider_scheduled`); `receiving` and `received` are inbound messages.
+ */
+const TWILIO_NOT_EVIDENCE: Readonly<Record<string, string>> = {
+  scheduled: 'twilio_scheduled_is_the_send_answer',
+  receiving: 'twilio_inbound_message',
+  received: 'twilio_inbound_message',
+};
+
+/**
+ * An inbound message webhook ("Twilio's request to your incoming message Webhook URL"). With Advanced
+ * Opt-Out on a Messaging Service, Twilio adds `OptOutType` (STOP, START or HELP) to a message whose whole
+ * body is an opt-out, opt-in or help keyword; that parameter, and nothing read from the body, decides.
+ */
+export const parseTwilioInbound = (params: Readonly<Record<string, string>>): ParsedEvent => {
+  const sid = params.MessageSid ?? params.SmsSid;
+  const type = (params.OptOutType ?? '').toUpperCase();
+  if (!sid || !params.From) return { kind: 'ignored', source: 'twilio', reason: 'unreadable_twilio_inbound' };
+  if (type !== 'STOP' && type !== 'START')
+    return { kind: 'ignored', source: 'twilio', reason: 'twilio_inbound_message' };
+  const signal: OptSignal = {
+    kind: type === 'STOP' ? 'opt_out' : 'opt_in',
+    channel: 'sms',
+    provider: 'twilio',
+    phone: params.From,
+    ...(params.To ? { ourNumber: params.To } : {}),
+    keyword: type,
+    evidenceId: `twilio:inbound:${sid}`,
+  };
+  return { kind: 'ignored', source: 'twilio', reason: `twilio_inbound_${signal.kind}`, signal };
 };
 
 export const parseTwilioCallback = (params: Readonly<Record<string, string>>, url: string): ParsedEvent => {
   const query = new URL(url).searchParams;
+  const declared = (params.MessageStatus ?? params.SmsStatus ?? '').toLowerCase();
+  // An inbound message (a reply) is not a status callback of ours: it may carry an opt-out signal.
+  if (params.OptOutType !== undefined || declared === 'received' || declared === 'receiving')
+    if (!query.get(TWILIO_KEY_PARAM)) return parseTwilioInbound(params);
   const key = query.get(TWILIO_KEY_PARAM) ?? '';
   if (!KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'twilio', reason: 'no_sendproof_key' };
   const sid = params.MessageSid ?? params.SmsSid;
   const status = (params.MessageStatus ?? params.SmsStatus ?? '').toLowerCase();
   if (!sid) return { kind: 'ignored', source: 'twilio', reason: 'unreadable_twilio_callback' };
+  const skip = TWILIO_NOT_EVIDENCE[status];
+  if (skip) return { kind: 'ignored', source: 'twilio', reason: skip };
   const fact = TWILIO_FACTS[status];
   if (!fact)
     return { kind: 'ignored', source: 'twilio', reason: `twilio_status_not_evidence:${status || 'none'}` };
@@ -148,8 +212,11 @@ const SendGridEventSchema = z.object({
   event: z.string(),
   sg_event_id: z.string().min(1),
   sg_message_id: z.string().optional(),
-  timestamp: z.number().optional(),
+  'smtp-id': z.string().optional(),
+  // The property table types it String ("a UNIX timestamp"); the examples send a number. Both are read.
+  timestamp: z.union([z.number(), z.string().regex(/^\s*\d+(\.\d+)?\s*$/)]).optional(),
   type: z.string().optional(),
+  reason: z.string().optional(),
   [SENDGRID_KEY_ARG]: z.string().optional(),
   [SENDGRID_ROW_ARG]: z.string().optional(),
 });
@@ -164,27 +231,91 @@ const SENDGRID_FACTS: Readonly<Record<string, EvidenceFact>> = {
   click: 'engaged',
 };
 
+/**
+ * Documented SendGrid events that are not evidence about one message, and why: subscription changes are
+ * the recipient's list preferences (a later send to an unsubscribed address comes back as `dropped`,
+ * which is evidence); `account_status_change` is about our account, not a message (it carries the
+ * account signal instead).
+ */
+const SENDGRID_NOT_EVIDENCE: Readonly<Record<string, string>> = {
+  unsubscribe: 'sendgrid_subscription_preference',
+  group_unsubscribe: 'sendgrid_subscription_preference',
+  group_resubscribe: 'sendgrid_subscription_preference',
+  account_status_change: 'sendgrid_account_status_change',
+};
+
+/** Drop reasons that name SendGrid's own suppression lists ("Bounced Address", "Unsubscribed Address", "Spam Reporting Address"). */
+const SENDGRID_SUPPRESSION_DROP = /^(bounced|unsubscribed|spam reporting) address$/i;
+
+/** What each documented `account_status_change` type does to our mail ("type property" table). */
+const SENDGRID_ACCOUNT_EFFECT: Readonly<Record<string, AccountSignal['effect']>> = {
+  compliance_suspend: 'held',
+  compliance_deactivate: 'held',
+  compliance_ban: 'held',
+  reactivate: 'restored',
+};
+
+/**
+ * The id the Mail Send answer gave (`X-Message-Id`). `sg_message_id` is that id followed by SendGrid's
+ * filter suffix (`<id>.filter0001.16648.5515E0B88.0`, `<id>.stfilter-015.5185.55F883172.0`); the id
+ * itself may contain dots (the older form, "pulled from the smtp-id": `14c5d75ce93.dfd.64b469`), so the
+ * suffix is cut at its filter segment, never at the first dot, and surrounding spaces (one documented
+ * example has a leading one) are dropped. Without `sg_message_id` (an asynchronous bounce) the id is
+ * the local part of `smtp-id`, when the event has one; otherwise there is none (empty).
+ */
+export const sendGridMessageId = (sgMessageId: string | undefined, smtpId: string | undefined): string => {
+  const raw = (sgMessageId ?? '').trim();
+  if (raw) return /^(.+?)\.[a-z]*filter[^.]*\./i.exec(raw)?.[1] ?? raw;
+  return /^<?([^@<>\s]+)@/.exec((smtpId ?? '').trim())?.[1] ?? '';
+};
+
 export const parseSendGridEvent = (value: unknown): ParsedEvent => {
   const parsed = SendGridEventSchema.safeParse(value);
   if (!parsed.success) return { kind: 'ignored', source: 'sendgrid', reason: 'unreadable_sendgrid_event' };
   const e = parsed.data;
+  const at = e.timestamp === undefined ? undefined : Number(e.timestamp) * 1000;
+  if (e.event === 'account_status_change') {
+    const effect = SENDGRID_ACCOUNT_EFFECT[e.type ?? ''];
+    const signal: AccountSignal | undefined = effect
+      ? {
+          kind: 'account_status',
+          provider: 'sendgrid',
+          status: e.type!,
+          effect,
+          evidenceId: `sendgrid:${e.sg_event_id}`,
+          ...(at !== undefined ? { at } : {}),
+        }
+      : undefined;
+    return {
+      kind: 'ignored',
+      source: 'sendgrid',
+      reason: SENDGRID_NOT_EVIDENCE.account_status_change!,
+      ...(signal ? { signal } : {}),
+    };
+  }
+  const skip = SENDGRID_NOT_EVIDENCE[e.event];
+  if (skip) return { kind: 'ignored', source: 'sendgrid', reason: skip };
   const key = e[SENDGRID_KEY_ARG] ?? '';
   if (!KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'sendgrid', reason: 'no_sendproof_key' };
   let fact = SENDGRID_FACTS[e.event];
   // `bounce` with type `blocked` is SendGrid's soft bounce; type `bounce` is a hard one.
   if (e.event === 'bounce') fact = e.type === 'blocked' ? 'bounced_transient' : 'bounced_permanent';
+  // Dropped because the address is on one of SendGrid's suppression lists: not sent, suppressed there.
+  if (e.event === 'dropped' && SENDGRID_SUPPRESSION_DROP.test(e.reason ?? '')) fact = 'provider_suppressed';
   if (!fact) return { kind: 'ignored', source: 'sendgrid', reason: `sendgrid_event_not_evidence:${e.event}` };
-  // sg_message_id is `<x-message-id>.<filter info>`; the Mail Send answer gives the part before the dot.
-  const messageId = (e.sg_message_id ?? '').split('.')[0] || e.sg_event_id;
+  const dropReason =
+    e.event === 'dropped' && e.reason && /^[A-Za-z ]{1,40}$/.test(e.reason)
+      ? `:${e.reason.toLowerCase().replace(/ /g, '_')}`
+      : '';
   return evidence({
     source: 'sendgrid',
     evidenceId: `sendgrid:${e.sg_event_id}`,
     idempotencyKey: key,
     rowLabel: e[SENDGRID_ROW_ARG],
     fact,
-    providerMessageId: messageId,
-    why: `sendgrid:${e.event}${e.type ? `:${e.type}` : ''}`,
-    ...(e.timestamp !== undefined ? { at: e.timestamp * 1000 } : {}),
+    providerMessageId: sendGridMessageId(e.sg_message_id, e['smtp-id']),
+    why: `sendgrid:${e.event}${e.type ? `:${e.type}` : ''}${dropReason}`,
+    ...(at !== undefined && Number.isFinite(at) ? { at } : {}),
   });
 };
 

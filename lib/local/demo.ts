@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { clockedTimeline, formatGap } from '../console/clocks.js';
 import type { IntentInput } from '../domain/intent.js';
+import type { DeliveryRecord } from '../ledger/port.js';
 import type { RunningProviderSimulator } from '../simulator/ProviderSimulator.js';
 
 /** A tiny but real PDF: the health report the demo attaches by immutable reference and checksum. */
@@ -121,4 +123,31 @@ export const prepareDemo = async (deps: {
       expiresAt: new Date(deps.now + 10 * 60_000).toISOString(),
     },
   ];
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The demo's one line per row: the ledger's acceptance (the ledger's clock), then what the provider said
+ * (the provider's clock), each time labelled with its clock. A provider time earlier than the ledger's
+ * acceptance is said to be so (a fast provider, or an answer lost on the wire), never shown as a
+ * delivery that happened before its acceptance.
+ */
+export const demoTimeline = (row: DeliveryRecord): string => {
+  const entries = clockedTimeline(row);
+  const accepted = entries.find((e) => e.kind === 'transition' && e.what === 'accepted');
+  const last = entries.filter((e) => e.kind === 'transition').at(-1);
+  const head = accepted
+    ? `accepted by ${row.transport ?? '?'} at ${iso(accepted.at)} (ledger clock; msg ${row.providerMessageId ?? '-'})`
+    : `${row.state} at ${iso(last?.at ?? 0)} (ledger clock)`;
+  const facts = entries
+    .filter((e) => e.kind === 'fact')
+    .map((f) => {
+      const earlier =
+        f.providerEarlierByMs !== undefined && f.recordedAfter
+          ? `; ${formatGap(f.providerEarlierByMs)} before the ledger recorded ${f.recordedAfter.what}`
+          : '';
+      return `${f.what} at ${iso(f.at)} (provider clock; ${f.why ?? f.by}${earlier})`;
+    });
+  return [head, ...facts].join(' · ');
 };

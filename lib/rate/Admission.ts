@@ -1,22 +1,34 @@
 import { checkCountry, countryLabel } from '../domain/countryRules.js';
 import type { Channel, PurposePolicy } from '../domain/purposes.js';
-import type { Pacer } from './Pacer.js';
-import { BREAKER_METRIC, type SpendBreaker } from './SpendBreaker.js';
+import type { Pacer, PaceToken } from './Pacer.js';
+import { BREAKER_METRIC, type BreakerPolicy, type SpendBreaker } from './SpendBreaker.js';
 
 /**
  * The rate-control and anti-abuse layer in front of the provider call (seed 000's "rate control in front
- * of the durable claim", seed 004's geographic rules and spend breakers), checked by the dispatcher's
- * read-only gates before the claim's dispatch and before every resumed attempt:
+ * of the durable claim", seed 004's geographic rules and spend breakers), in two steps:
  *
- *   SMS country allow-list (purpose) → tenant quota + transport pace (shared tokens) → SMS spend breaker
+ *   before the claim (`beforeClaim`):  SMS country allow-list (purpose) → tenant quota + transport pace
+ *   before the send (`beforeSend`):    SMS spend breaker, after the durable `dispatching` write
+ *
+ * The breaker counts a send only once this dispatcher owns it (its `dispatching` write succeeded), so a
+ * duplicate publish or a redelivery whose claim conflicts is never counted (issue 26 item 6: a storm of
+ * duplicates tripped the breaker with no real send). Pace tokens must be taken before the claim (a
+ * missing token parks the row without spending an attempt); one an admitted send does not spend goes
+ * back with `refund`.
  *
  * A refusal becomes `blocked` with the reason; a missing token becomes `retry_wait` (`paced`) with no
  * attempt spent. Metrics carry the country code only, never the number.
  */
 export type AdmissionVerdict =
-  | { kind: 'go' }
+  | { kind: 'go'; ticket?: AdmissionTicket }
   | { kind: 'refuse'; why: string }
   | { kind: 'wait'; until: number; why: 'paced' };
+
+/** What an admitted send holds until it is sent: its pace tokens and the breaker it must count in. */
+export interface AdmissionTicket {
+  tokens: readonly PaceToken[];
+  spend?: { purpose: string; country: string; policy: BreakerPolicy };
+}
 
 export interface AdmissionRequest {
   channel: Channel;
@@ -43,7 +55,8 @@ export interface AdmissionDeps {
 export class Admission {
   constructor(private readonly deps: AdmissionDeps) {}
 
-  async admit(request: AdmissionRequest): Promise<AdmissionVerdict> {
+  /** Before the claim: the country allow-list, then the tenant quota and the transport pace. */
+  async beforeClaim(request: AdmissionRequest): Promise<AdmissionVerdict> {
     const { channel, policy, phone } = request;
     const sms = channel === 'sms' && phone !== undefined;
     // The number is parsed only when a rule needs its country (an allow-list or a breaker).
@@ -56,25 +69,46 @@ export class Admission {
       });
       return { kind: 'refuse', why: `country_not_allowed:${countryLabel(country.country)}` };
     }
+    let tokens: readonly PaceToken[] = [];
     const pacer = this.deps.pacer;
     if (pacer?.applies(request.transport, request.tenant)) {
       const token = await pacer.acquire(request.transport, request.tenant);
       if (!token.ok) return { kind: 'wait', until: token.retryAt, why: 'paced' };
+      tokens = token.tokens;
     }
-    if (sms && policy.smsSpendBreaker && this.deps.breaker) {
-      const label = countryLabel(country?.country);
-      const answer = await this.deps.breaker.count(
-        policy.purpose,
-        label,
-        policy.smsSpendBreaker,
-        this.deps.now(),
-      );
-      if (!answer.ok) {
-        this.deps.metrics?.count(BREAKER_METRIC.refused, 1, { purpose: policy.purpose, country: label });
-        return { kind: 'refuse', why: `spend_breaker_open:${label}` };
-      }
-    }
-    return { kind: 'go' };
+    const breaker = sms && policy.smsSpendBreaker && this.deps.breaker ? policy.smsSpendBreaker : undefined;
+    if (tokens.length === 0 && !breaker) return { kind: 'go' };
+    return {
+      kind: 'go',
+      ticket: {
+        tokens,
+        ...(breaker
+          ? { spend: { purpose: policy.purpose, country: countryLabel(country?.country), policy: breaker } }
+          : {}),
+      },
+    };
+  }
+
+  /**
+   * After the send's durable `dispatching` write, right before the provider call: the SMS spend breaker
+   * counts this send, or refuses it while open. Only the owner of the attempt gets here, so the count is
+   * of sends about to happen (a crash between the two writes leaves one uncounted `dispatching` row,
+   * whose replay is not counted either; a count whose provider call then fails stays counted).
+   */
+  async beforeSend(
+    ticket: AdmissionTicket | undefined,
+  ): Promise<{ kind: 'go' } | { kind: 'refuse'; why: string }> {
+    const spend = ticket?.spend;
+    if (!spend || !this.deps.breaker) return { kind: 'go' };
+    const answer = await this.deps.breaker.count(spend.purpose, spend.country, spend.policy, this.deps.now());
+    if (answer.ok) return { kind: 'go' };
+    this.deps.metrics?.count(BREAKER_METRIC.refused, 1, { purpose: spend.purpose, country: spend.country });
+    return { kind: 'refuse', why: `spend_breaker_open:${spend.country}` };
+  }
+
+  /** An admitted send that will not happen (its claim conflicted, a later gate refused): tokens go back. */
+  refund(ticket: AdmissionTicket | undefined): void {
+    if (ticket?.tokens.length) this.deps.pacer?.refund(ticket.tokens);
   }
 
   /** The provider's answer, for the pace (a throttle lowers it). */

@@ -4,9 +4,10 @@ import {
   type AimdLimits,
   type AimdState,
   isThrottle,
+  nextSlotWithCredit,
   onSuccess,
   onThrottle,
-  perSlot,
+  slotCredit,
   slotOf,
   slotStart,
 } from '../domain/pacing.js';
@@ -15,12 +16,18 @@ import type { RateSettings } from './settings.js';
 /** Rate-control items live in the ledger table under this prefix; they carry no history (not archived). */
 export const RATE_PREFIX = 'rate#';
 
+/** Where the shared slot counters live: DynamoDB in every deployment (TokenSlots); tests may use memory. */
+export interface SlotStore {
+  /** Takes up to `want` tokens of the slot starting at `start` whose limit is `limit`; returns how many. */
+  take(key: string, start: number, limit: number, want: number): Promise<number>;
+}
+
 /**
  * The shared slot counters: one item per key and slot (`rate#<key>#<slotStart>`, TTL an hour later).
  * `take` is ONE conditional UpdateItem for a batch of tokens (ADD used :n if used + n ≤ limit); a refusal
  * returns the item, so a partly used slot is taken with a second write and a full one is skipped.
  */
-export class TokenSlots {
+export class TokenSlots implements SlotStore {
   /** Write units consumed so far (the benchmark reads it). */
   writeUnits = 0;
   constructor(
@@ -58,9 +65,16 @@ export class TokenSlots {
   }
 }
 
-export type Admit = { ok: true; waitedMs: number } | { ok: false; retryAt: number };
+/** A token an admitted send holds: its lane and slot, so an unspent one can go back (`refund`). */
+export interface PaceToken {
+  lane: string;
+  slot: number;
+}
+
+export type Admit = { ok: true; waitedMs: number; tokens: PaceToken[] } | { ok: false; retryAt: number };
 
 interface Lane {
+  name: string;
   slotMs: number;
   aimd?: AimdLimits;
   state: AimdState;
@@ -75,7 +89,7 @@ interface Lane {
 }
 
 export interface PacerDeps {
-  slots: TokenSlots;
+  slots: SlotStore;
   settings: RateSettings;
   now: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -89,6 +103,7 @@ export const PACER_METRIC = {
   paced: 'Paced',
   paceDecreased: 'PaceDecreased',
   paceRestored: 'PaceRestored',
+  refunded: 'TokensRefunded',
 } as const;
 
 /**
@@ -118,11 +133,13 @@ export class Pacer {
   async acquire(transport: string, tenant: string): Promise<Admit> {
     const started = this.deps.now();
     const deadline = started + this.deps.settings.maxWaitMs;
+    const tokens: PaceToken[] = [];
     const tenantLimit = this.deps.settings.tenants[tenant];
     if (tenantLimit) {
       const lane = this.lane(`tenant:${tenant}`, 60_000, tenantLimit.perMinute / 60);
       const got = await this.take(lane, `tenant#${tenant}`, deadline);
       if (!got.ok) return this.paced(got.retryAt);
+      tokens.push(got.token);
     }
     const rate = this.deps.settings.transports[transport];
     if (rate) {
@@ -132,14 +149,36 @@ export class Pacer {
         decreaseEveryMs: 1_000,
       });
       const got = await this.take(lane, `transport#${transport}`, deadline);
-      if (!got.ok) return this.paced(got.retryAt);
+      if (!got.ok) {
+        // The tenant's token is not spent either.
+        this.refund(tokens);
+        return this.paced(got.retryAt);
+      }
+      tokens.push(got.token);
     }
     const waitedMs = this.deps.now() - started;
     if (waitedMs > 0) {
       this.deps.metrics?.count(PACER_METRIC.tokenWaits);
       this.deps.metrics?.count(PACER_METRIC.tokenWaitMs, waitedMs);
     }
-    return { ok: true, waitedMs };
+    return { ok: true, waitedMs, tokens };
+  }
+
+  /**
+   * Tokens an admitted send did not spend (its claim conflicted, a later gate refused it): each goes
+   * back to this environment's share while its slot is still open, for the next caller. Nothing is
+   * written: the shared count already holds it, and a token whose slot has passed is simply not reused,
+   * so a refund can make the pace lower than configured, never higher.
+   */
+  refund(tokens: readonly PaceToken[]): void {
+    const now = this.deps.now();
+    for (const token of tokens) {
+      const lane = this.lanes.get(token.lane);
+      if (!lane || lane.slot !== token.slot) continue;
+      if (slotStart(token.slot + 1, lane.slotMs) <= now) continue;
+      lane.remaining += 1;
+      this.deps.metrics?.count(PACER_METRIC.refunded);
+    }
   }
 
   /** The provider's answer adjusts the pace: a throttle halves it, an acceptance adds a little back. */
@@ -173,6 +212,7 @@ export class Pacer {
     let lane = this.lanes.get(name);
     if (!lane) {
       lane = {
+        name,
         slotMs,
         ...(aimd ? { aimd } : {}),
         state: { rate, lastDecreaseAt: Number.NEGATIVE_INFINITY },
@@ -188,38 +228,43 @@ export class Pacer {
   }
 
   /** One token of a lane: from what this process holds, or reserved in the next slot with room. */
-  private async take(lane: Lane, key: string, deadline: number): Promise<Admit> {
+  private async take(
+    lane: Lane,
+    key: string,
+    deadline: number,
+  ): Promise<{ ok: true; token: PaceToken } | { ok: false; retryAt: number }> {
     lane.waiting += 1;
     const turn = lane.queue.then(() => this.reserve(lane, key, deadline));
     lane.queue = turn.catch(() => undefined);
-    let at: Admit | { ok: true; at: number };
+    let at: Awaited<ReturnType<Pacer['reserve']>>;
     try {
       at = await turn;
     } finally {
       lane.waiting -= 1;
     }
     if (!at.ok) return at;
-    if ('at' in at) {
-      const wait = at.at - this.deps.now();
-      if (wait > 0) await this.sleep(wait);
-    }
-    return { ok: true, waitedMs: 0 };
+    const wait = slotStart(at.slot, lane.slotMs) - this.deps.now();
+    if (wait > 0) await this.sleep(wait);
+    return { ok: true, token: { lane: lane.name, slot: at.slot } };
   }
 
   private async reserve(
     lane: Lane,
     key: string,
     deadline: number,
-  ): Promise<Admit | { ok: true; at: number }> {
+  ): Promise<{ ok: true; slot: number } | { ok: false; retryAt: number }> {
     const now = this.deps.now();
     const current = slotOf(now, lane.slotMs);
     if (lane.slot >= current && lane.remaining > 0) {
       lane.remaining -= 1;
-      return { ok: true, at: slotStart(lane.slot, lane.slotMs) };
+      return { ok: true, slot: lane.slot };
     }
-    const limit = perSlot(lane.state.rate, lane.slotMs);
+    const rate = lane.state.rate;
     let slot = Math.max(current, lane.scanFrom);
     for (; slotStart(slot, lane.slotMs) <= deadline; slot += 1) {
+      // A slot whose credit is zero (a rate below one send per slot) is skipped without a write.
+      const limit = slotCredit(slot, rate, lane.slotMs);
+      if (limit === 0) continue;
       // As many tokens as this environment has callers waiting, and at least half a slot: one write
       // serves the callers that follow within the slot, and a busy slot is shared by two environments
       // at most, so little is held that another environment could have used.
@@ -228,11 +273,13 @@ export class Pacer {
       if (granted > 0) {
         lane.slot = slot;
         lane.remaining = granted - 1;
-        lane.scanFrom = slot;
-        return { ok: true, at: slotStart(slot, lane.slotMs) };
+        // A slot taken whole is full once these tokens are used: the next reservation starts after it.
+        lane.scanFrom = granted === limit ? slot + 1 : slot;
+        return { ok: true, slot };
       }
       lane.scanFrom = slot + 1;
     }
-    return { ok: false, retryAt: slotStart(slot, lane.slotMs) };
+    // Come back when a slot with credit opens, not at an empty one.
+    return { ok: false, retryAt: slotStart(nextSlotWithCredit(slot, rate, lane.slotMs), lane.slotMs) };
   }
 }

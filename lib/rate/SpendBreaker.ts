@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type BreakerView, decideBreaker, windowStartOf } from '../domain/spendBreaker.js';
+import { type BreakerView, decideBreaker, freshWindowStart, windowStartOf } from '../domain/spendBreaker.js';
 
 /** The breaker's item in the ledger table: one per purpose and destination country. */
 export const BREAKER_PREFIX = 'brk#';
@@ -53,10 +53,11 @@ export class SpendBreaker {
     const pk = breakerKey(purpose, country);
     const windowStart = windowStartOf(now, policy.windowSeconds);
     for (let round = 0; round < 4; round += 1) {
+      // `>=`: a newer window than this clock's (a dispatcher ahead of this one started it) counts too.
       const refused = await this.update({
         pk,
         update: 'ADD #sends :one',
-        condition: '#state = :closed AND #windowStart = :ws AND #sends < :max',
+        condition: '#state = :closed AND #windowStart >= :ws AND #sends < :max',
         values: { ':one': 1, ':closed': 'closed', ':ws': windowStart, ':max': policy.maxSends },
       });
       if (!refused.failed) return { ok: true };
@@ -71,7 +72,8 @@ export class SpendBreaker {
             pk,
             update:
               'SET #kind = :kind, #state = :closed, #windowStart = :ws, #sends = :one, #version = if_not_exists(#version, :zero), #history = if_not_exists(#history, :empty)',
-            condition: 'attribute_not_exists(#windowStart) OR (#state = :closed AND #windowStart <> :ws)',
+            // `<`, never `<>`: a lagging clock must not reset the count into an older window.
+            condition: 'attribute_not_exists(#windowStart) OR (#state = :closed AND #windowStart < :ws)',
             values: {
               ':kind': 'breaker',
               ':closed': 'closed',
@@ -86,7 +88,7 @@ export class SpendBreaker {
         }
         case 'close_and_count': {
           const closed = await this.transition(pk, refused.item, 'closed', 'cooldown_elapsed', now, {
-            windowStart,
+            windowStart: freshWindowStart(refused.item, windowStart),
             sends: 1,
           });
           if (closed) {

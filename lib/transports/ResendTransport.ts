@@ -1,11 +1,12 @@
 import { type Clock, systemClock } from '../domain/clock.js';
-import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
+import { classifyExchangeFailure, classifyHttpStatus, held, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange, lookupGet } from './HttpExchange.js';
 import { labelsFor, resendTagValue } from './labels.js';
 import type {
   CancelResult,
   LookupResult,
   OutboundMessage,
+  RejectionCause,
   SendResult,
   Transport,
   TransportCapabilities,
@@ -27,6 +28,63 @@ interface ResendError {
   name?: string;
   message?: string;
 }
+
+/**
+ * Resend's documented errors (API reference, "Errors"; resend-node src/interfaces.ts lists the names) and
+ * who causes each refusal. The message text is read to tell the two 400/403 `validation_error`s apart and
+ * is never recorded: only the error name is.
+ */
+const RESEND_CAUSES: Readonly<Record<string, RejectionCause>> = {
+  invalid_idempotency_key: 'provider',
+  missing_api_key: 'provider',
+  restricted_api_key: 'provider',
+  invalid_api_key: 'provider',
+  not_found: 'provider',
+  method_not_allowed: 'provider',
+  invalid_attachment: 'content',
+  invalid_from_address: 'provider',
+  invalid_access: 'provider',
+  invalid_parameter: 'provider',
+  invalid_region: 'provider',
+  missing_required_field: 'provider',
+  // "We may have found a security issue with the request": the message, never routed elsewhere.
+  security_error: 'content',
+};
+
+export const classifyResendError = (
+  status: number,
+  error: ResendError,
+  retryAfterMs: number | undefined,
+  nowMs: number,
+): SendResult => {
+  const name = errorToken(error.name, status);
+  // Both idempotency 409s say the provider already holds a request under this key (one still running, or
+  // one with another payload): something may have been sent under it, so neither is a retry nor a refusal.
+  if (status === 409 && (name === 'concurrent_idempotent_requests' || name === 'invalid_idempotent_request'))
+    return { kind: 'ambiguous', reason: name };
+  // "Another request is already updating the resource": nothing was done under it; ask again later.
+  if (status === 409 && name === 'resource_locked')
+    return { kind: 'retryable', reason: name, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  // The team's sending quota: every email is refused until it resets, so the transport waits.
+  if (name === 'daily_quota_exceeded') return held(name, 'daily_quota', { retryAfterMs, nowMs });
+  if (name === 'monthly_quota_exceeded')
+    return held(name, 'monthly_quota', { retryAfterMs, fallbackMs: 3_600_000, nowMs });
+  const message = typeof error.message === 'string' ? error.message : '';
+  let cause = RESEND_CAUSES[name];
+  if (name === 'validation_error')
+    // 400: a field of the request (`to` is the recipient); 403: testing-mode and domain refusals.
+    cause = /`to`|\bto\b field|recipient/i.test(message)
+      ? 'recipient'
+      : /only send testing emails/i.test(message)
+        ? 'account'
+        : 'provider';
+  return classifyHttpStatus(status, {
+    reason: name,
+    code: name,
+    ...(cause ? { cause } : {}),
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
+};
 
 /**
  * Resend `POST /emails` with an `Idempotency-Key` header, which Resend honours for 24 hours: a retry with
@@ -94,20 +152,7 @@ export class ResendTransport implements Transport {
       return { kind: 'accepted', providerMessageId: id };
     }
     const error = readJson<ResendError>(outcome.body) ?? {};
-    const name = errorToken(error.name, status);
-    const retryAfterMs = retryAfterFrom(headers, this.clock.now());
-    // Both 409s say the provider already holds a request under this key (one still running, or one with
-    // another payload): something may have been sent under it, so neither is a retry nor a refusal.
-    if (
-      status === 409 &&
-      (name === 'concurrent_idempotent_requests' || name === 'invalid_idempotent_request')
-    )
-      return { kind: 'ambiguous', reason: name };
-    return classifyHttpStatus(status, {
-      reason: name,
-      code: name,
-      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-    });
+    return classifyResendError(status, error, retryAfterFrom(headers, this.clock.now()), this.clock.now());
   }
 
   /**

@@ -112,6 +112,8 @@ export class RestTransport implements Transport {
     return classifyHttpStatus(status, {
       reason: name,
       code: name,
+      // The convention's one named refusal is the destination's; any other 4xx is the request's.
+      cause: name === 'invalid_destination' ? 'recipient' : 'provider',
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     });
   }

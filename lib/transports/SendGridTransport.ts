@@ -1,8 +1,14 @@
 import { type Clock, systemClock } from '../domain/clock.js';
 import { rowLabelOf } from '../domain/keys.js';
-import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
+import { classifyExchangeFailure, classifyHttpStatus, held, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
-import type { OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
+import type {
+  OutboundMessage,
+  RejectionCause,
+  SendResult,
+  Transport,
+  TransportCapabilities,
+} from './port.js';
 import { readJson, resolveCredentials } from './wire.js';
 
 export interface SendGridTransportOptions {
@@ -24,6 +30,34 @@ export const SENDGRID_ROW_ARG = 'sendproof_row';
 interface SendGridErrors {
   errors?: Array<{ message?: string; field?: string | null }>;
 }
+
+/**
+ * SendGrid's documented Mail Send errors (v3 API reference, "Responses" and "Errors") and who causes each
+ * refusal. The `errors[].field` names the part of the request (kept; it is a path, not a value); the
+ * messages can quote the address, so they are read to tell documented variants apart and never kept.
+ */
+export const classifySendGridError = (
+  status: number,
+  errors: NonNullable<SendGridErrors['errors']>,
+  detail: { reason: string; retryAfterMs: number | undefined; nowMs: number },
+): SendResult => {
+  const { reason, retryAfterMs, nowMs } = detail;
+  if (status === 429)
+    return { kind: 'retryable', reason, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  const messages = errors.map((e) => (typeof e.message === 'string' ? e.message : '')).join(' ');
+  // "You are temporarily blocked from sending emails due to repeated bad requests": every send is refused
+  // for a while, so the transport waits; the rows are not rejected one by one.
+  if (status === 403 && /temporarily blocked|too many bad requests/i.test(messages))
+    return held(`${reason}:temporary_block`, 'temporary_block', { retryAfterMs, nowMs });
+  const field = errors.find(
+    (e) => typeof e.field === 'string' && /^[a-z_.[\]0-9]{1,60}$/.test(e.field),
+  )?.field;
+  let cause: RejectionCause = 'provider';
+  if (status === 413) cause = 'content';
+  else if (field && /^personalizations(\.\d+|\[\d+\])?\.(to|cc|bcc)\b/.test(field)) cause = 'recipient';
+  else if (field && /^(content|attachments|subject)\b/.test(field)) cause = 'content';
+  return classifyHttpStatus(status, { reason, code: field ? `${reason}:${field}` : reason, cause });
+};
 
 /**
  * SendGrid v3 Mail Send (`POST /v3/mail/send`) over plain HTTP, no SDK. SendGrid has no idempotency key
@@ -106,16 +140,15 @@ export class SendGridTransport implements Transport {
       return { kind: 'accepted', providerMessageId: messageId };
     }
     const reason = `sendgrid_${status}`;
-    if (status === 429) {
-      const retryAfterMs = retryAfterFrom(headers, this.clock.now()) ?? this.rateLimitReset(headers);
-      return { kind: 'retryable', reason, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
-    }
-    const errors = readJson<SendGridErrors>(outcome.body)?.errors ?? [];
-    // The field name is safe to keep; messages can quote the address, so they are not kept.
-    const field = errors.find(
-      (e) => typeof e.field === 'string' && /^[a-z_.[\]0-9]{1,60}$/.test(e.field),
-    )?.field;
-    return classifyHttpStatus(status, { reason, code: field ? `${reason}:${field}` : reason });
+    const retryAfterMs =
+      status === 429 || status === 403
+        ? (retryAfterFrom(headers, this.clock.now()) ?? this.rateLimitReset(headers))
+        : undefined;
+    return classifySendGridError(status, readJson<SendGridErrors>(outcome.body)?.errors ?? [], {
+      reason,
+      retryAfterMs,
+      nowMs: this.clock.now(),
+    });
   }
 
   /** `X-RateLimit-Reset` is the epoch second when the window resets. */

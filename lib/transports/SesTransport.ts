@@ -1,19 +1,47 @@
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { type Clock, systemClock } from '../domain/clock.js';
-import { type AwsErrorTable, classifyAwsError } from './classify.js';
+import { type AwsErrorTable, classifyAwsError, sdkRetrySignals } from './classify.js';
 import { labelsFor, sesTagValue } from './labels.js';
 import type { OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
 
-/** SendEmail exceptions (SES API v2 reference) and what each means for a claim. */
-const SES_ERRORS: AwsErrorTable = {
-  TooManyRequestsException: 'retryable',
-  LimitExceededException: 'retryable',
-  MessageRejected: 'rejected',
-  AccountSuspendedException: 'rejected',
-  SendingPausedException: 'rejected',
-  MailFromDomainNotVerifiedException: 'rejected',
-  NotFoundException: 'rejected',
-  BadRequestException: 'rejected',
+/**
+ * What every SES v2 exception means for a claim: each class `@aws-sdk/client-sesv2` exports (those extending
+ * SESv2ServiceException; test/unit/transports/sdkErrors.test.ts fails when one is missing), plus the
+ * documented ThrottlingException, which the SDK does not model. Sources: the SendEmail "Errors" of the SES
+ * API v2 reference (the SDK's SendEmailCommand docs) and the developer guide's "Errors related to the
+ * sending quotas" (ThrottlingException, HTTP 400, "Maximum sending rate exceeded" / "Daily message quota
+ * exceeded"). The exceptions SendEmail never throws get the meaning their description gives.
+ */
+export const SES_ERRORS: AwsErrorTable = {
+  TooManyRequestsException: { kind: 'retryable' },
+  // "There are too many instances of the specified resource type": throttling by the SDK's own rules too.
+  LimitExceededException: { kind: 'retryable' },
+  // A daily quota holds the whole transport until it resets; a rate throttle is one row's retry.
+  ThrottlingException: (e) =>
+    /daily message quota/i.test(e.message)
+      ? { kind: 'retryable', hold: 'daily_quota' }
+      : { kind: 'retryable' },
+  // "The account's ability to send email is currently paused" (account or configuration set): a pause
+  // can be lifted, so the transport waits; it never rejects the rows one by one.
+  SendingPausedException: { kind: 'retryable', hold: 'sending_paused' },
+  // "The message can't be sent because it contains invalid content", or an identity SES has not verified
+  // (sender, or recipient in the sandbox): the latter is our configuration at SES, not the message.
+  MessageRejected: (e) =>
+    /not verified/i.test(e.message)
+      ? { kind: 'rejected', cause: 'provider' }
+      : { kind: 'rejected', cause: 'content' },
+  // "permanently restricted": no retry budget outlasts it, and it is the account, not the message.
+  AccountSuspendedException: { kind: 'rejected', cause: 'account' },
+  MailFromDomainNotVerifiedException: { kind: 'rejected', cause: 'provider' },
+  // A configuration set (or identity) that does not exist: our configuration.
+  NotFoundException: { kind: 'rejected', cause: 'provider' },
+  BadRequestException: { kind: 'rejected', cause: 'provider' },
+  // Not thrown by SendEmail; classified by their description so a new use cannot fall to a default.
+  AlreadyExistsException: { kind: 'rejected', cause: 'provider' },
+  ConflictException: { kind: 'rejected', cause: 'provider' },
+  InvalidNextTokenException: { kind: 'rejected', cause: 'provider' },
+  ConcurrentModificationException: { kind: 'ambiguous' },
+  InternalServiceErrorException: { kind: 'ambiguous' },
 };
 
 export interface SesTransportOptions {
@@ -100,7 +128,7 @@ export class SesTransport implements Transport {
       if (!output.MessageId) return { kind: 'ambiguous', reason: 'accepted_without_message_id' };
       return { kind: 'accepted', providerMessageId: output.MessageId };
     } catch (error) {
-      return classifyAwsError(error, SES_ERRORS, this.clock.now());
+      return classifyAwsError(error, SES_ERRORS, this.clock.now(), await sdkRetrySignals());
     } finally {
       clearTimeout(timer);
     }

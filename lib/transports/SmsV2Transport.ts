@@ -1,20 +1,53 @@
 import type { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import { type Clock, systemClock } from '../domain/clock.js';
-import { type AwsErrorTable, classifyAwsError } from './classify.js';
+import { type AwsErrorTable, classifyAwsError, sdkRetrySignals } from './classify.js';
 import { labelsFor } from './labels.js';
 import type { OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
 
-/** SendTextMessage exceptions (AWS End User Messaging SMS API reference) and what each means. */
-const SMS_V2_ERRORS: AwsErrorTable = {
-  ThrottlingException: 'retryable',
-  // Spend limits and per-second quotas: the message was not processed; a later attempt may pass.
-  ServiceQuotaExceededException: 'retryable',
-  ValidationException: 'rejected',
-  // Opted-out destination and similar refusals come back as ConflictException with a Reason.
-  ConflictException: 'rejected',
-  AccessDeniedException: 'rejected',
-  ResourceNotFoundException: 'rejected',
-  InternalServerException: 'ambiguous',
+/**
+ * What every End User Messaging SMS (pinpoint-sms-voice-v2) exception means for a claim: each class the
+ * SDK exports (those extending PinpointSMSVoiceV2ServiceException; test/unit/transports/sdkErrors.test.ts
+ * fails when one is missing), refined by the modeled `Reason` enums (ConflictExceptionReason,
+ * ServiceQuotaExceededExceptionReason, ValidationExceptionReason, AccessDeniedExceptionReason).
+ */
+export const SMS_V2_ERRORS: AwsErrorTable = {
+  ThrottlingException: { kind: 'retryable' },
+  // Spend limits hold the whole transport (every text would be refused until the limit is raised or the
+  // month turns); other quotas: the message was not processed and a later attempt may pass.
+  ServiceQuotaExceededException: (e) =>
+    /SPEND_LIMIT|DAILY_NOTIFY_TIER_MESSAGE_LIMIT/.test(e.reason ?? '')
+      ? { kind: 'retryable', hold: 'spend_limit', holdRetryMs: 3_600_000 }
+      : { kind: 'retryable' },
+  ValidationException: (e) => {
+    if (e.fields.includes('DestinationPhoneNumber')) return { kind: 'rejected', cause: 'recipient' };
+    if (/MAXIMUM_SIZE_EXCEEDED|MEDIA_TYPE_NOT_SUPPORTED|ATTACHMENT_TYPE_NOT_SUPPORTED/.test(e.reason ?? ''))
+      return { kind: 'rejected', cause: 'content' };
+    if (
+      /DESTINATION_COUNTRY_BLOCKED|COUNTRY_NOT_ENABLED|INTERNATIONAL_SENDING_NOT_SUPPORTED/.test(
+        e.reason ?? '',
+      )
+    )
+      return { kind: 'rejected', cause: 'account' };
+    return { kind: 'rejected', cause: 'provider' };
+  },
+  // The destination opted out (STOP): honoured, never sent through another provider. Sandbox-unverified
+  // destinations and our protect configuration's blocks are account decisions, not the provider failing.
+  ConflictException: (e) => {
+    if (e.reason === 'DESTINATION_PHONE_NUMBER_OPTED_OUT') return { kind: 'rejected', cause: 'opted_out' };
+    if (
+      e.reason === 'DESTINATION_PHONE_NUMBER_NOT_VERIFIED' ||
+      e.reason === 'DESTINATION_COUNTRY_BLOCKED_BY_PROTECT_CONFIGURATION' ||
+      e.reason === 'DESTINATION_PHONE_NUMBER_BLOCKED_BY_PROTECT_NUMBER_OVERRIDE'
+    )
+      return { kind: 'rejected', cause: 'account' };
+    return { kind: 'rejected', cause: 'provider' };
+  },
+  AccessDeniedException: (e) =>
+    e.reason === 'ACCOUNT_DISABLED' || e.reason === 'INSUFFICIENT_ACCOUNT_REPUTATION'
+      ? { kind: 'rejected', cause: 'account' }
+      : { kind: 'rejected', cause: 'provider' },
+  ResourceNotFoundException: { kind: 'rejected', cause: 'provider' },
+  InternalServerException: { kind: 'ambiguous' },
 };
 
 /** SendTextMessage accepts a TimeToLive of 5..259200 seconds. */
@@ -66,7 +99,8 @@ export class SmsV2Transport implements Transport {
     if (message.expiresAtMs !== undefined) {
       const remaining = Math.floor((message.expiresAtMs - now) / 1000);
       // An expired OTP must not go out at all; a nearly expired one gets the shortest TTL AWS allows.
-      if (remaining <= 0) return { kind: 'rejected', reason: 'message_expired_before_send', code: 'expired' };
+      if (remaining <= 0)
+        return { kind: 'rejected', reason: 'message_expired_before_send', code: 'expired', cause: 'content' };
       timeToLive = Math.min(TTL_MAX_SECONDS, Math.max(TTL_MIN_SECONDS, remaining));
     }
     const context = Object.fromEntries(
@@ -98,7 +132,7 @@ export class SmsV2Transport implements Transport {
       if (!output.MessageId) return { kind: 'ambiguous', reason: 'accepted_without_message_id' };
       return { kind: 'accepted', providerMessageId: output.MessageId };
     } catch (error) {
-      return classifyAwsError(error, SMS_V2_ERRORS, now);
+      return classifyAwsError(error, SMS_V2_ERRORS, now, await sdkRetrySignals());
     } finally {
       clearTimeout(timer);
     }

@@ -6,6 +6,7 @@ import type {
   CancelResult,
   LookupResult,
   OutboundMessage,
+  RejectionCause,
   SendResult,
   Transport,
   TransportCapabilities,
@@ -51,6 +52,48 @@ interface TwilioError {
   message?: string;
   status?: number;
 }
+
+/**
+ * Twilio REST errors for `POST …/Messages.json` (the error pages at twilio.com/docs/api/errors/<code>) and
+ * who causes each refusal; an unlisted code falls to the status default (cause `provider`).
+ */
+const TWILIO_CAUSES: Readonly<Record<number, RejectionCause>> = {
+  20003: 'provider', // Authentication Error: our credentials
+  20404: 'provider', // The requested resource was not found
+  21211: 'recipient', // Invalid 'To' Phone Number
+  21408: 'account', // Permission to send an SMS has not been enabled for the region of the 'To' number
+  21606: 'provider', // The 'From' number is not a valid message-capable Twilio number for this destination
+  21608: 'account', // The 'To' number is not yet verified for this (trial) account
+  21610: 'opted_out', // Attempt to send to unsubscribed recipient (the recipient replied STOP)
+  21612: 'provider', // The 'To' number is not reachable from the 'From' number via SMS
+  21614: 'recipient', // 'To' number is not a valid mobile number
+  21617: 'content', // The concatenated message body exceeds the 1600 character limit
+};
+/** "This 'From' number has exceeded the maximum number of queued messages": refused before queuing; later it may pass. */
+const TWILIO_QUEUE_FULL = 21611;
+
+export const classifyTwilioError = (
+  status: number,
+  error: TwilioError,
+  retryAfterMs: number | undefined,
+): SendResult => {
+  const code = typeof error.code === 'number' ? error.code : undefined;
+  if (status === 429 || code === TWILIO_TOO_MANY_REQUESTS)
+    return {
+      kind: 'retryable',
+      reason: `twilio_${code ?? TWILIO_TOO_MANY_REQUESTS}`,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    };
+  if (code === TWILIO_QUEUE_FULL)
+    return {
+      kind: 'retryable',
+      reason: `twilio_${code}`,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    };
+  const name = code !== undefined ? `twilio_${code}` : `http_${status}`;
+  const cause = code !== undefined ? TWILIO_CAUSES[code] : undefined;
+  return classifyHttpStatus(status, { reason: name, code: name, ...(cause ? { cause } : {}) });
+};
 
 /**
  * Twilio Programmable Messaging `POST /2010-04-01/Accounts/{Sid}/Messages.json`. Twilio has no
@@ -106,7 +149,8 @@ export class TwilioTransport implements Transport {
       form.set('SendAt', new Date(message.sendAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z'));
     } else if (message.expiresAtMs !== undefined) {
       const remaining = Math.floor((message.expiresAtMs - now) / 1000);
-      if (remaining <= 0) return { kind: 'rejected', reason: 'message_expired_before_send', code: 'expired' };
+      if (remaining <= 0)
+        return { kind: 'rejected', reason: 'message_expired_before_send', code: 'expired', cause: 'content' };
       form.set(
         'ValidityPeriod',
         String(Math.min(VALIDITY_MAX_SECONDS, Math.max(VALIDITY_MIN_SECONDS, remaining))),
@@ -131,16 +175,7 @@ export class TwilioTransport implements Transport {
       return { kind: 'accepted', providerMessageId: sid };
     }
     const error = readJson<TwilioError>(outcome.body) ?? {};
-    const code = typeof error.code === 'number' ? error.code : undefined;
-    const retryAfterMs = retryAfterFrom(outcome.headers, now);
-    if (status === 429 || code === TWILIO_TOO_MANY_REQUESTS)
-      return {
-        kind: 'retryable',
-        reason: `twilio_${code ?? TWILIO_TOO_MANY_REQUESTS}`,
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      };
-    const name = code !== undefined ? `twilio_${code}` : `http_${status}`;
-    return classifyHttpStatus(status, { reason: name, code: name });
+    return classifyTwilioError(status, error, retryAfterFrom(outcome.headers, now));
   }
 
   /** `POST …/Messages/{Sid}.json` with `Status=canceled`; 30409 means it is no longer scheduled. */

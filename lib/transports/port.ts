@@ -34,16 +34,58 @@ export type CancelResult =
   | { kind: 'unavailable'; reason: string };
 
 /**
+ * Who caused a refusal. Only a `provider`-caused one may move the message to another provider (a failover
+ * cannot duplicate a message the first provider refused, but a bad address or refused content fails the
+ * same way everywhere, and an opted-out recipient must not be reached through a second provider):
+ * - recipient: the destination itself (an invalid address or number, not a mobile number);
+ * - content: the message as written (too large, refused content or attachment, a security refusal);
+ * - provider: this provider, or our configuration at it (credentials, an unverified sender, a missing
+ *   configuration set, a request it cannot process); another provider may take the same message;
+ * - account: the provider refuses our account as a whole (suspended, disabled, sandboxed, a protect
+ *   configuration or country block of ours): a standing decision an operator must look at;
+ * - opted_out: the recipient opted out at the provider (SMS STOP): honoured, never routed around.
+ */
+export const REJECTION_CAUSES = ['recipient', 'content', 'provider', 'account', 'opted_out'] as const;
+export type RejectionCause = (typeof REJECTION_CAUSES)[number];
+
+/**
+ * Account-level states that hold every message of the transport, not one row: the whole transport waits
+ * (the rows stay in the ledger), nothing is rejected and no fallback is taken.
+ * - daily_quota: SES "Daily message quota exceeded", Resend `daily_quota_exceeded`;
+ * - monthly_quota: Resend `monthly_quota_exceeded`;
+ * - sending_paused: SES `SendingPausedException` (account or configuration set paused);
+ * - spend_limit: End User Messaging SMS `ServiceQuotaExceededException` with a monthly spend limit reason;
+ * - temporary_block: SendGrid 403 "temporarily blocked from sending emails due to repeated bad requests".
+ */
+export const HOLD_REASONS = [
+  'daily_quota',
+  'monthly_quota',
+  'sending_paused',
+  'spend_limit',
+  'temporary_block',
+] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
+
+export interface TransportHold {
+  reason: HoldReason;
+  /** Epoch ms when the state is known to end; absent when the provider does not say. */
+  until?: number;
+}
+
+/**
  * The four honest answers a provider call can give.
  * - accepted: the provider took the message and told us its id.
- * - rejected: permanent; the same request will never succeed (invalid destination, content refused).
- * - retryable: the provider certainly did not process it (429, connect refused before sending).
+ * - rejected: permanent; the same request will never succeed (invalid destination, content refused), with
+ *   who caused it (`cause`).
+ * - retryable: the provider certainly did not process it (429, connect refused before sending). With
+ *   `hold`, the answer is about the whole transport (a quota, a paused account): the row waits and its
+ *   retry budget is not spent; the dispatcher may hold the transport (lib/dispatch).
  * - ambiguous: the request may have been processed and we did not see the answer (timeout after send).
  */
 export type SendResult =
   | { kind: 'accepted'; providerMessageId: string; replayed?: boolean }
-  | { kind: 'rejected'; reason: string; code?: string }
-  | { kind: 'retryable'; reason: string; retryAfterMs?: number }
+  | { kind: 'rejected'; reason: string; code?: string; cause: RejectionCause }
+  | { kind: 'retryable'; reason: string; retryAfterMs?: number; hold?: TransportHold }
   | { kind: 'ambiguous'; reason: string };
 
 /** What a provider can tell us later about a send whose answer we lost. */

@@ -117,6 +117,70 @@ describe('operator console infrastructure', () => {
   );
 
   it(
+    'grants the console exactly the actions its routes call, and reads the export bundle from the archive bucket and KMS',
+    () => {
+      const { stack, template } = synthStack(SES_AND_SMS);
+      const { archive } = stack.ledger;
+      const fn = stack.ledger.console!.function;
+      const statements = statementsOf(stack, template, fn.role);
+      const resolved = (value: unknown) => JSON.stringify(stack.resolve(value));
+      // Every action, and nothing more: ledger reads and decision writes, the overview's scans, the
+      // intake queue (resend), the DLQ depth, the Athena queries, the export bundle, the logs.
+      expect(actionsOf(statements)).toMatchInlineSnapshot(`
+        [
+          "athena:GetQueryExecution",
+          "athena:GetQueryResults",
+          "athena:StartQueryExecution",
+          "athena:StopQueryExecution",
+          "dynamodb:GetItem",
+          "dynamodb:PutItem",
+          "dynamodb:Query",
+          "dynamodb:Scan",
+          "dynamodb:UpdateItem",
+          "glue:GetDatabase",
+          "glue:GetPartitions",
+          "glue:GetTable",
+          "kms:GetPublicKey",
+          "logs:CreateLogStream",
+          "logs:PutLogEvents",
+          "s3:AbortMultipartUpload",
+          "s3:GetBucketLocation",
+          "s3:GetObject",
+          "s3:ListBucket",
+          "s3:ListBucketMultipartUploads",
+          "s3:ListMultipartUploadParts",
+          "s3:PutObject",
+          "sqs:GetQueueAttributes",
+          "sqs:SendMessage",
+          "xray:PutTelemetryRecords",
+          "xray:PutTraceSegments",
+        ]
+      `);
+      const bySid = (sid: string) => statements.find((s) => s.Sid === sid);
+      // The export bundle: list only under transitions/ and digests/, read those objects, the key's public half.
+      expect(bySid('ExportBundleList')).toMatchObject({
+        Action: ['s3:ListBucket'],
+        Condition: { StringLike: { 's3:prefix': ['transitions/*', 'digests/*'] } },
+      });
+      expect(resolved(bySid('ExportBundleList')?.Resource)).toBe(resolved(archive.bucket.bucketArn));
+      expect(bySid('ExportBundleRead')?.Action).toEqual(['s3:GetObject']);
+      const read = resolved(bySid('ExportBundleRead')?.Resource);
+      expect(read).toContain('/transitions/*');
+      expect(read).toContain('/digests/*');
+      expect(bySid('ExportBundleKey')?.Action).toEqual(['kms:GetPublicKey']);
+      expect(resolved(bySid('ExportBundleKey')?.Resource)).toBe(resolved(archive.digestKey.keyArn));
+      // Never a signature, a decryption or an archive write from the console.
+      const kmsActions = actionsOf(statements).filter((a) => a.startsWith('kms:'));
+      expect(kmsActions).toEqual(['kms:GetPublicKey']);
+      const env = template.toJSON().Resources[stack.getLogicalId(fn.fn.node.defaultChild as never)].Properties
+        .Environment.Variables as Record<string, unknown>;
+      expect(env[ENV.archiveBucket]).toEqual(stack.resolve(archive.bucket.bucketName));
+      expect(env[ENV.digestKeyId]).toEqual(stack.resolve(archive.digestKey.keyArn));
+    },
+    SYNTH_TIMEOUT,
+  );
+
+  it(
     "runs the named audit queries in the archive's Athena workgroup: its names as settings, grants on exactly it",
     () => {
       const { stack, template } = synthStack(SES_AND_SMS);

@@ -15,9 +15,22 @@ export type SeedState = 'claimed' | 'retry_wait' | 'stalled' | 'unknown' | 'quar
 export const seedRow = async (
   ledger: Ledger,
   clock: Clock,
-  options: { eventId: string; state: SeedState; transport?: string; eventIdOverride?: string },
+  options: {
+    eventId: string;
+    state: SeedState;
+    transport?: string;
+    eventIdOverride?: string;
+    /** Another tenant than the fixture's (`acme-games`). */
+    tenant?: string;
+    recipientRef?: string;
+  },
 ): Promise<DeliveryRecord> => {
-  const parsed = parseIntent(resetIntent({ eventId: options.eventId }, clock.now()), {
+  const overrides = {
+    eventId: options.eventId,
+    ...(options.tenant ? { tenant: options.tenant } : {}),
+    ...(options.recipientRef ? { recipient: { ref: options.recipientRef, email: 'seed@example.com' } } : {}),
+  };
+  const parsed = parseIntent(resetIntent(overrides, clock.now()), {
     purposes: new PurposeRegistry(),
     clock,
   });

@@ -25,6 +25,8 @@ export interface RateWorkerSpec {
   rate?: RateSettingsInput;
   /** Purpose policies over the built-ins (PurposeRegistry.withOverrides). */
   purposes?: unknown[];
+  /** The dispatch lease (default 60 s); a redelivery that finds a row in flight comes back after it. */
+  leaseMs?: number;
 }
 
 export interface RateWorker {
@@ -64,7 +66,7 @@ export const rateWorker = (spec: RateWorkerSpec, clock: Clock): RateWorker => {
     contentHashKey: 'test-content-hash-key-0123456789',
     sealer: localSealer(Buffer.from(TEST_SEAL_KEY, 'utf8')),
     workerId: spec.workerId,
-    leaseMs: 60_000,
+    leaseMs: spec.leaseMs ?? 60_000,
     logger: quiet,
     admission,
   });

@@ -83,7 +83,8 @@ const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult)
       return parkForReplay(run, unknown, 'marked_unknown');
     }
     case 'retryable': {
-      if (attempts >= run.job.valid.policy.maxAttempts) {
+      // A hold (a quota, a paused account) is about the transport, not this row: it spends no budget.
+      if (attempts >= run.job.valid.policy.maxAttempts && !result.hold) {
         const exhausted = await move(ctx, row, 'rejected', `retry_budget_exhausted:${result.reason}`, {
           attempts,
           ttl: ttlFor(run, now),

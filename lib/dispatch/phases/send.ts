@@ -1,15 +1,33 @@
+import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
+import { METRIC } from '../../observability.js';
 import type { OutboundMessage, SendResult } from '../../transports/port.js';
-import { type ChannelRun, providerHolds, type Step } from '../run.js';
+import { type ChannelRun, done, move, providerHolds, type Step, ttlFor } from '../run.js';
 
 /**
  * send: the provider call, with the row's idempotency key (the same on every retry and replay). Nothing
  * is written; the answer goes to the record phase. Admission learns from the answer (a 429 slows the pace).
+ *
+ * First, for an admitted send (not a replay), the SMS spend breaker counts it: here, after this
+ * dispatcher's own `dispatching` write, so a duplicate whose claim conflicted is never counted. A refusal
+ * ends the row `blocked` before anything leaves (its pace token goes back with the channel's end).
  */
 export const send = async (run: ChannelRun, row: DeliveryRecord): Promise<Step> => {
+  const { admission } = run.ctx;
+  if (admission && run.admitted && !isReplay(row)) {
+    const spend = await admission.beforeSend(run.ticket);
+    if (spend.kind === 'refuse') {
+      const blocked = await move(run.ctx, row, 'blocked', spend.why, {
+        ttl: ttlFor(run, run.ctx.clock.now()),
+      });
+      run.ctx.metrics?.count(METRIC.blocked);
+      return done(blocked, 'blocked');
+    }
+  }
   const result = await call(run, row);
-  run.ctx.admission?.observe(run.transport.name, result);
+  admission?.observe(run.transport.name, result);
   run.admitted = false;
+  delete run.ticket;
   return { next: 'record', row, result };
 };
 
@@ -17,7 +35,13 @@ const call = async (run: ChannelRun, row: DeliveryRecord): Promise<SendResult> =
   const { intent } = run.job.valid;
   const { rendered, channel } = run;
   const to = channel === 'email' ? intent.recipient.email : intent.recipient.phone;
-  if (!to) return { kind: 'rejected', reason: 'no destination for channel', code: 'missing_destination' };
+  if (!to)
+    return {
+      kind: 'rejected',
+      reason: 'no destination for channel',
+      code: 'missing_destination',
+      cause: 'recipient',
+    };
   const message: OutboundMessage = {
     channel,
     to,

@@ -88,11 +88,14 @@ describe('sendproof audit', () => {
       'accepted-not-delivered(tenant,day_from,day_to,cutoff_ms)',
       'cancellations(tenant,day_from,day_to)',
       'channel-outcomes-daily(tenant,day_from,day_to)',
+      'delivery-facts-daily(tenant,day_from,day_to)',
       'explain-notification(tenant,day_from,day_to,key)',
       'intent-to-accepted-latency(tenant,day_from,day_to)',
+      'latency-distribution(tenant,day_from,day_to)',
       'manual-resolutions(tenant,day_from,day_to)',
       'multiple-acceptances(tenant,day_from,day_to)',
       'slo-attainment(tenant,day_from,day_to,purpose,from_ms,to_ms,accept_within_ms,deliver_within_ms)',
+      'states-over-time(tenant,day_from,day_to,bucket)',
       'unknown-quarantined-older-than(tenant,day_from,day_to,cutoff_ms)',
     ]);
   });
@@ -176,7 +179,8 @@ describe('sendproof audit', () => {
       'unknown',
       'accepted',
     ]);
-    expect(csv.split('\n')[0]).toMatch(/^tenant,dt,schema_version,dedupe_key,/);
+    // Bundle version 2: each line says whose clock its time is, and the ledger time it is ordered by
+    expect(csv.split('\n')[0]).toMatch(/^tenant,dt,clock,ledger_at,schema_version,dedupe_key,/);
     expect(csv.split('\n')).toHaveLength(9);
     expect('code' in edited && edited.code).toBe(1);
     expect(edited.stdout).toContain('BUNDLE   timeline.json does not match');

@@ -39,13 +39,64 @@ describe('named audit queries on DuckDB', () => {
       'accepted-not-delivered',
       'cancellations', // test/integration/archive/cancellations.test.ts
       'channel-outcomes-daily',
+      'delivery-facts-daily', // with facts: test/integration/console/overview.test.ts
       'explain-notification',
       'intent-to-accepted-latency',
+      'latency-distribution',
       'manual-resolutions',
       'multiple-acceptances',
       'slo-attainment', // test/integration/slo/attainment.test.ts
+      'states-over-time',
       'unknown-quarantined-older-than',
     ]);
+  });
+
+  it('states-over-time counts transitions into each state per day and hour, agreeing with channel-outcomes-daily', async () => {
+    // Act
+    const perDay = await run('states-over-time', ...ALL, 'day');
+    const perHour = await run('states-over-time', ...ALL, 'hour');
+    const outcomes = await run('channel-outcomes-daily', ...ALL);
+    // Assess: every terminal outcome of a day is that day's transitions into the state, all channels
+    const of = (rows: typeof perDay.rows, bucket: string, state: string) =>
+      rows
+        .filter((r) => r.bucket === bucket && r.state === state)
+        .reduce((n, r) => n + Number(r.transitions), 0);
+    for (const o of outcomes.rows)
+      expect(of(perDay.rows, String(o.day), String(o.outcome)), `${o.day} ${o.outcome}`).toBe(
+        outcomes.rows
+          .filter((x) => x.day === o.day && x.outcome === o.outcome)
+          .reduce((n, x) => n + Number(x.notifications), 0),
+      );
+    // A, B, C, D, E, F, H, I claimed on day 1; F (again) and G on day 2
+    expect([of(perDay.rows, DAY1, 'claimed'), of(perDay.rows, DAY2, 'claimed')]).toEqual([8, 2]);
+    // A and B claimed at 10:00 of day 1; the hours add up to the days
+    expect(of(perHour.rows, `${DAY1}T10:00Z`, 'claimed')).toBeGreaterThanOrEqual(2);
+    const total = (rows: typeof perDay.rows) => rows.reduce((n, r) => n + Number(r.transitions), 0);
+    expect(total(perHour.rows)).toBe(total(perDay.rows));
+    expect(perDay.rows.some((r) => String(r.state).startsWith('delivery:'))).toBe(false);
+  });
+
+  it('latency-distribution buckets each accepted notification once, as intent-to-accepted-latency counts them', async () => {
+    // Act
+    const dist = await run('latency-distribution', ...ALL);
+    const latency = await run('intent-to-accepted-latency', ...ALL);
+    // Assess
+    for (const l of latency.rows)
+      expect(
+        dist.rows
+          .filter((d) => d.stage === 'accepted' && d.purpose === l.purpose && d.channel === l.channel)
+          .reduce((n, d) => n + Number(d.notifications), 0),
+        `${l.purpose} ${l.channel}`,
+      ).toBe(Number(l.accepted));
+    // H and I: password resets accepted 1.5 s and 3 s after their claim
+    const resets = dist.rows.filter(
+      (d) => d.stage === 'accepted' && d.purpose === 'password-reset' && d.channel === 'email',
+    );
+    expect(resets.find((d) => Number(d.le_ms) === 2500)?.notifications).toBeGreaterThanOrEqual(1);
+    expect(resets.find((d) => Number(d.le_ms) === 5000)?.notifications).toBeGreaterThanOrEqual(1);
+    // No delivery fact in this archive: no delivered stage, and no facts per day
+    expect(dist.rows.filter((d) => d.stage === 'delivered')).toEqual([]);
+    expect((await run('delivery-facts-daily', ...ALL)).rows).toEqual([]);
   });
 
   it('explain-notification by dedupe key returns that row’s transitions in order with the transport message id', async () => {
@@ -344,6 +395,7 @@ describe('named audit queries on DuckDB', () => {
         '60000',
         '300000',
       ],
+      'states-over-time': [...ALL, 'hour'],
     };
 
     try {
@@ -373,6 +425,7 @@ describe('named audit queries on an archive with a duplicated batch and a second
     'unknown-quarantined-older-than': [...ALL, String(Date.parse(`${DAY2}T00:00:00Z`))],
     'accepted-not-delivered': [...ALL, String(Date.parse(`${DAY2}T00:00:00Z`))],
     'slo-attainment': [...ALL, 'receipt', '0', String(Date.parse(`${DAY2}T23:59:59Z`)), '120000', '600000'],
+    'states-over-time': [...ALL, 'hour'],
   };
 
   beforeAll(async () => {

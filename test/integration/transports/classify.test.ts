@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type AwsErrorTable,
   classifyAwsError,
   classifyExchangeFailure,
   classifyHttpStatus,
@@ -66,12 +67,21 @@ describe('classification rules (pure)', () => {
   it('429 is retryable and carries Retry-After; other 4xx are permanent; 5xx is ambiguous', () => {
     // Act
     const throttled = classifyHttpStatus(429, { retryAfterMs: 2_000 });
-    const invalid = classifyHttpStatus(422, { reason: 'invalid_destination', code: 'invalid_destination' });
+    const invalid = classifyHttpStatus(422, {
+      reason: 'invalid_destination',
+      code: 'invalid_destination',
+      cause: 'recipient',
+    });
     const broken = classifyHttpStatus(503, {});
 
     // Assess
     expect(throttled).toEqual({ kind: 'retryable', reason: 'http_429', retryAfterMs: 2_000 });
-    expect(invalid).toEqual({ kind: 'rejected', reason: 'invalid_destination', code: 'invalid_destination' });
+    expect(invalid).toEqual({
+      kind: 'rejected',
+      reason: 'invalid_destination',
+      code: 'invalid_destination',
+      cause: 'recipient',
+    });
     expect(broken).toEqual({ kind: 'ambiguous', reason: 'provider_error_after_send:http_503' });
   });
 
@@ -87,7 +97,10 @@ describe('classification rules (pure)', () => {
 
   it('an AWS exception is classified by name first, then by status', () => {
     // Prepare
-    const table = { TooManyRequestsException: 'retryable', MessageRejected: 'rejected' } as const;
+    const table: AwsErrorTable = {
+      TooManyRequestsException: { kind: 'retryable' },
+      MessageRejected: { kind: 'rejected', cause: 'content' },
+    };
     const aws = (name: string, status?: number) =>
       Object.assign(new Error(name), {
         name,
@@ -100,6 +113,7 @@ describe('classification rules (pure)', () => {
       kind: 'rejected',
       reason: 'MessageRejected',
       code: 'MessageRejected',
+      cause: 'content',
     });
     expect(classifyAwsError(aws('SomethingNew', 400), table, NOW).kind).toBe('rejected');
     expect(classifyAwsError(aws('InternalFailure', 500), table, NOW).kind).toBe('ambiguous');

@@ -107,7 +107,18 @@ describe('ResendTransport against a Resend API fake', () => {
     const result = await transport().send(emailMessage({ to: 'not-an-address' }), keyFor('v'));
 
     // Assess
-    expect(result).toEqual({ kind: 'rejected', reason: 'validation_error', code: 'validation_error' });
+    expect(result).toMatchObject({ kind: 'rejected', reason: 'validation_error', code: 'validation_error' });
+  });
+
+  it('409 resource_locked is a retry later, not a refusal', async () => {
+    // Prepare: another request is updating the resource; nothing was done under this one
+    fake.enqueue(resendError(409, 'resource_locked'));
+
+    // Act
+    const result = await transport().send(emailMessage(), keyFor('l'));
+
+    // Assess
+    expect(result).toEqual({ kind: 'retryable', reason: 'resource_locked' });
   });
 
   it('a 5xx is ambiguous', async () => {

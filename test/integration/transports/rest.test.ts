@@ -89,7 +89,12 @@ describe('RestTransport against the provider simulator (real HTTP on loopback)',
     const result = await sms.send(smsMessage({ to: '555-0123' }), keyFor('bad'));
 
     // Assess
-    expect(result).toEqual({ kind: 'rejected', reason: 'invalid_destination', code: 'invalid_destination' });
+    expect(result).toEqual({
+      kind: 'rejected',
+      reason: 'invalid_destination',
+      code: 'invalid_destination',
+      cause: 'recipient',
+    });
   });
 
   it('a 5xx after the request left is ambiguous', async () => {

@@ -127,6 +127,62 @@ describe('SesTransport against an SES v2 error fake (answers the emulator never 
     expect(result).toEqual({ kind: 'retryable', reason: 'TooManyRequestsException', retryAfterMs: 2_000 });
   });
 
+  it('ThrottlingException "Maximum sending rate exceeded" (HTTP 400) is retryable, not rejected', async () => {
+    // Prepare: the SES developer guide, "Errors related to the sending quotas": the API answers
+    // ThrottlingException; the SDK does not model it, so it arrives as a plain SESv2ServiceException
+    fake.enqueue(sesV2Error(400, 'ThrottlingException', 'Maximum sending rate exceeded.'));
+
+    // Act
+    const result = await send();
+
+    // Assess
+    expect(result).toEqual({ kind: 'retryable', reason: 'ThrottlingException' });
+  });
+
+  it('ThrottlingException "Daily message quota exceeded" holds the transport: retryable with a hold', async () => {
+    // Prepare
+    fake.enqueue(sesV2Error(400, 'ThrottlingException', 'Daily message quota exceeded.'));
+
+    // Act
+    const result = await send();
+
+    // Assess: every send would be refused until the quota resets, so the transport waits (10 min, as
+    // the guide advises: "wait for an interval of up to 10 minutes, and then retry")
+    expect(result).toEqual({
+      kind: 'retryable',
+      reason: 'ThrottlingException',
+      retryAfterMs: 600_000,
+      hold: { reason: 'daily_quota' },
+    });
+  });
+
+  it('SendingPausedException holds the transport: retryable with a hold, never rejected', async () => {
+    // Prepare
+    fake.enqueue(sesV2Error(400, 'SendingPausedException', 'Sending is paused for this account.'));
+
+    // Act
+    const result = await send();
+
+    // Assess
+    expect(result).toEqual({
+      kind: 'retryable',
+      reason: 'SendingPausedException',
+      retryAfterMs: 600_000,
+      hold: { reason: 'sending_paused' },
+    });
+  });
+
+  it('an unmodeled error the SDK retries as transient (RequestTimeoutException, 400) is not rejected', async () => {
+    // Prepare: no table names it; the adapter asks the SDK's own retry classification
+    fake.enqueue(sesV2Error(400, 'RequestTimeoutException', 'Request timed out.'));
+
+    // Act
+    const result = await send();
+
+    // Assess
+    expect(result).toEqual({ kind: 'retryable', reason: 'RequestTimeoutException' });
+  });
+
   it('400 MessageRejected is permanent', async () => {
     // Prepare
     fake.enqueue(sesV2Error(400, 'MessageRejected', 'Email address is not verified.'));
@@ -135,7 +191,13 @@ describe('SesTransport against an SES v2 error fake (answers the emulator never 
     const result = await send();
 
     // Assess
-    expect(result).toEqual({ kind: 'rejected', reason: 'MessageRejected', code: 'MessageRejected' });
+    // "Email address is not verified": an identity SES has not verified is our configuration at SES.
+    expect(result).toEqual({
+      kind: 'rejected',
+      reason: 'MessageRejected',
+      code: 'MessageRejected',
+      cause: 'provider',
+    });
   });
 
   it('AccountSuspendedException is permanent (no retry budget outlasts a suspension)', async () => {
@@ -146,7 +208,7 @@ describe('SesTransport against an SES v2 error fake (answers the emulator never 
     const result = await send();
 
     // Assess
-    expect(result).toMatchObject({ kind: 'rejected', code: 'AccountSuspendedException' });
+    expect(result).toMatchObject({ kind: 'rejected', code: 'AccountSuspendedException', cause: 'account' });
   });
 
   it('a 5xx is ambiguous: SES may have taken the message', async () => {

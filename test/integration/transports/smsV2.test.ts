@@ -100,7 +100,12 @@ describe('SmsV2Transport against an AWS JSON 1.0 End User Messaging SMS fake', (
     const result = await transport().send(smsMessage({ expiresAtMs: clock.now() - 1 }), keyFor('late'));
 
     // Assess
-    expect(result).toEqual({ kind: 'rejected', reason: 'message_expired_before_send', code: 'expired' });
+    expect(result).toEqual({
+      kind: 'rejected',
+      reason: 'message_expired_before_send',
+      code: 'expired',
+      cause: 'content',
+    });
     expect(fake.requests.length).toBe(before);
   });
 
@@ -127,16 +132,22 @@ describe('SmsV2Transport against an AWS JSON 1.0 End User Messaging SMS fake', (
     const result = await transport().send(smsMessage(), keyFor('q'));
 
     // Assess
+    // A spend limit refuses every text until it is raised or the month turns: the transport is held.
     expect(result).toEqual({
       kind: 'retryable',
       reason: 'ServiceQuotaExceededException:MONTHLY_SPEND_LIMIT_REACHED_FOR_TEXT',
+      retryAfterMs: 3_600_000,
+      hold: { reason: 'spend_limit' },
     });
   });
 
   it('ValidationException (invalid destination) is permanent', async () => {
     // Prepare
     fake.enqueue(
-      awsJson10Error(400, 'ValidationException', 'invalid phone number', { Reason: 'INVALID_PARAMETER' }),
+      awsJson10Error(400, 'ValidationException', 'invalid phone number', {
+        Reason: 'INVALID_PARAMETER',
+        Fields: [{ Name: 'DestinationPhoneNumber', Message: 'invalid phone number' }],
+      }),
     );
 
     // Act
@@ -148,6 +159,30 @@ describe('SmsV2Transport against an AWS JSON 1.0 End User Messaging SMS fake', (
       reason: 'ValidationException:INVALID_PARAMETER',
       // The service's Reason travels with the code, so the ledger can tell an opt-out from a bad number.
       code: 'ValidationException:INVALID_PARAMETER',
+      // The field list names the destination: the recipient caused it, no other provider would take it.
+      cause: 'recipient',
+    });
+  });
+
+  it('ConflictException DESTINATION_PHONE_NUMBER_OPTED_OUT is a rejection caused by an opt-out', async () => {
+    // Prepare
+    fake.enqueue(
+      awsJson10Error(400, 'ConflictException', 'destination opted out', {
+        Reason: 'DESTINATION_PHONE_NUMBER_OPTED_OUT',
+        ResourceType: 'opted-out-number',
+        ResourceId: '+15555550123',
+      }),
+    );
+
+    // Act
+    const result = await transport().send(smsMessage(), keyFor('o'));
+
+    // Assess
+    expect(result).toEqual({
+      kind: 'rejected',
+      reason: 'ConflictException:DESTINATION_PHONE_NUMBER_OPTED_OUT',
+      code: 'ConflictException:DESTINATION_PHONE_NUMBER_OPTED_OUT',
+      cause: 'opted_out',
     });
   });
 

@@ -93,7 +93,28 @@ describe('TwilioTransport against a Twilio Messages API fake', () => {
     const result = await transport().send(smsMessage({ to: '+1555' }), keyFor('i'));
 
     // Assess
-    expect(result).toEqual({ kind: 'rejected', reason: 'twilio_21211', code: 'twilio_21211' });
+    expect(result).toEqual({
+      kind: 'rejected',
+      reason: 'twilio_21211',
+      code: 'twilio_21211',
+      cause: 'recipient',
+    });
+  });
+
+  it('400 21610 (unsubscribed recipient) is a rejection caused by an opt-out', async () => {
+    // Prepare: the recipient replied STOP to this sender
+    fake.enqueue(twilioError(400, 21610));
+
+    // Act
+    const result = await transport().send(smsMessage(), keyFor('o'));
+
+    // Assess: never retried, never routed through another provider
+    expect(result).toEqual({
+      kind: 'rejected',
+      reason: 'twilio_21610',
+      code: 'twilio_21610',
+      cause: 'opted_out',
+    });
   });
 
   it('a 5xx after the request left is ambiguous', async () => {

@@ -36,8 +36,9 @@ describe('state table', () => {
 
   it('never lets a dispatching row be claimed or accepted without a provider answer path', () => {
     expect(canTransition('dispatching', 'claimed')).toBe(false);
-    // `cancelled` only before the provider call (the marker read follows the dispatching write), and
-    // `provider_scheduled` only with the provider's id: both are answers, not guesses.
+    // `cancelled` and `blocked` only before the provider call (the cancel-marker read and the spend
+    // breaker's count follow the dispatching write), and `provider_scheduled` only with the provider's
+    // id: all are answers, not guesses.
     expect(TRANSITIONS.dispatching).toEqual([
       'accepted',
       'provider_scheduled',
@@ -45,6 +46,7 @@ describe('state table', () => {
       'retry_wait',
       'unknown',
       'cancelled',
+      'blocked',
     ]);
   });
 

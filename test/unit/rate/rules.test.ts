@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { protectCountryRules, protectedSmsCountries } from '../../../infra/constructs/smsProtect.js';
 import { checkCountry, countryOf } from '../../../lib/domain/countryRules.js';
-import { isThrottle, onSuccess, onThrottle, perSlot, slotOf } from '../../../lib/domain/pacing.js';
+import { isThrottle, onSuccess, onThrottle, slotCredit, slotOf } from '../../../lib/domain/pacing.js';
 import { PurposePolicySchema } from '../../../lib/domain/purposes.js';
-import { decideBreaker, windowStartOf } from '../../../lib/domain/spendBreaker.js';
+import { decideBreaker, freshWindowStart, windowStartOf } from '../../../lib/domain/spendBreaker.js';
 import { canTransition } from '../../../lib/domain/states.js';
 import { maxConcurrencyFor, RateSettingsSchema } from '../../../lib/rate/settings.js';
 
@@ -84,9 +84,14 @@ describe('pacing rules', () => {
     expect(state.rate).toBe(50);
   });
 
-  it('slots admit rate × slot length sends, at least one', () => {
-    expect(perSlot(50, 200)).toBe(10);
-    expect(perSlot(0.5, 200)).toBe(1);
+  it('slots admit rate × slot length sends, a fraction carried to the next slots', () => {
+    expect(slotCredit(5001, 50, 200)).toBe(10);
+    // 0.5/s with 200 ms slots: 0.1 a slot, one send in every tenth slot.
+    expect(Array.from({ length: 10 }, (_, i) => slotCredit(5000 + i, 0.5, 200))).toEqual([
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+    ]);
+    // 3/s with 500 ms slots: 1.5 a slot, alternately 1 and 2.
+    expect([0, 1, 2, 3].map((i) => slotCredit(4000 + i, 3, 500))).toEqual([1, 2, 1, 2]);
     expect(slotOf(1_000_399, 200)).toBe(5001);
   });
 
@@ -146,5 +151,17 @@ describe('spend breaker rules', () => {
     expect(decideBreaker({ state: 'closed', windowStart: 7_200_000, sends: 1 }, facts)).toEqual({
       kind: 'retry',
     });
+  });
+
+  it('the window never goes back: a lagging clock counts in the newer window, or trips it', () => {
+    // The item's window started an hour after this clock's (a dispatcher with a later clock).
+    const newer = facts.windowStart + 3_600_000;
+    expect(decideBreaker({ state: 'closed', windowStart: newer, sends: 1 }, facts)).toEqual({
+      kind: 'retry',
+    });
+    expect(decideBreaker({ state: 'closed', windowStart: newer, sends: 3 }, facts)).toEqual({ kind: 'trip' });
+    expect(freshWindowStart({ state: 'open', windowStart: newer }, facts.windowStart)).toBe(newer);
+    expect(freshWindowStart({ state: 'open', windowStart: 3_600_000 }, facts.windowStart)).toBe(7_200_000);
+    expect(freshWindowStart(undefined, facts.windowStart)).toBe(7_200_000);
   });
 });
