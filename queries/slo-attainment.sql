@@ -3,7 +3,8 @@
 --   each) requested inside a window: the acceptance objective decided at each message's first arrival in
 --   accepted, provider_scheduled, expired, quarantined, stalled, resolved_* or superseded (good: the
 --   provider took it at most accept_within_ms after the request); the delivery objective decided by the
---   first delivered, complained, engaged, bounced_permanent, carrier_failed, ttl_expired or rejected fact
+--   first delivered, complained, engaged, bounced_permanent, carrier_failed, ttl_expired, rejected or
+--   provider_suppressed fact
 --   (good: delivered at most deliver_within_ms after the request); and the duplicate budget, spent by
 --   each dedupe key accepted more than once in the day range (the multiple-acceptances rule) that has a
 --   message requested inside the window: start day_from before the window to look further back for the
@@ -77,7 +78,7 @@ delivery AS (
   WHERE record_kind = 'delivery_fact'
     AND to_state IN (
       'delivery:delivered', 'delivery:complained', 'delivery:engaged', 'delivery:bounced_permanent',
-      'delivery:carrier_failed', 'delivery:ttl_expired', 'delivery:rejected'
+      'delivery:carrier_failed', 'delivery:ttl_expired', 'delivery:rejected', 'delivery:provider_suppressed'
     )
   GROUP BY dedupe_key, requested_at_ms
 ),

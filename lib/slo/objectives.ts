@@ -91,6 +91,7 @@ export const DELIVERY_DECIDING = [
   'carrier_failed',
   'ttl_expired',
   'rejected',
+  'provider_suppressed',
 ] as const;
 /** Of those, the ones that mean the recipient got it. */
 export const DELIVERY_GOOD = ['delivered', 'complained', 'engaged'] as const;
