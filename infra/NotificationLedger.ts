@@ -25,7 +25,9 @@ import { EvidenceRecorder } from './constructs/EvidenceRecorder.js';
 import { IntakeQueue } from './constructs/IntakeQueue.js';
 import { LedgerTables } from './constructs/LedgerTables.js';
 import { OperatorConsole, type OperatorConsoleProps } from './constructs/OperatorConsole.js';
+import { OutcomeEvents, type OutcomeEventsProps } from './constructs/OutcomeEvents.js';
 import { ReconcilerWorkflow } from './constructs/ReconcilerWorkflow.js';
+import { ServiceLevels } from './constructs/ServiceLevels.js';
 import {
   protectCountryRules,
   protectedSmsCountries,
@@ -130,6 +132,11 @@ export interface NotificationLedgerProps {
    * templates shipped with Sendproof (its examples).
    */
   templatesDir?: string;
+  /**
+   * Outcome events for the calling service (infra/constructs/OutcomeEvents.ts): the bus to publish to
+   * (default: one is created) and tenants' HTTPS endpoints (API destinations).
+   */
+  outcomeEvents?: Pick<OutcomeEventsProps, 'eventBus' | 'endpoints'>;
 }
 
 const NEEDS_PROVIDER_SECRET = new Set<string>(['resend', 'sendgrid', 'twilio', 'rest']);
@@ -154,6 +161,8 @@ export class NotificationLedger extends Construct {
   readonly sealKey: kms.Key;
   readonly sesConfigurationSetName?: string;
   readonly console?: OperatorConsole;
+  readonly outcomeEvents: OutcomeEvents;
+  readonly serviceLevels: ServiceLevels;
 
   constructor(scope: Construct, id: string, props: NotificationLedgerProps) {
     super(scope, id);
@@ -342,6 +351,14 @@ export class NotificationLedger extends Construct {
       logRetention: props.logRetention,
     });
 
+    // --- outcome events for the caller (a second reader of the stream) ---------------------------------
+    this.outcomeEvents = new OutcomeEvents(this, 'OutcomeEvents', {
+      ...props.outcomeEvents,
+      ledger: this.tables.ledger,
+      purposesJson,
+      logRetention: props.logRetention,
+    });
+
     // --- operator console -----------------------------------------------------------------------------
     if (props.console !== false) {
       this.console = new OperatorConsole(this, 'Console', {
@@ -391,6 +408,8 @@ export class NotificationLedger extends Construct {
         IntakeDlq: this.intake.dlq,
         EvidenceDlq: this.evidence.dlq,
         ArchiveFailures: this.archive.failureQueue,
+        OutcomeEventsUndelivered: this.outcomeEvents.deadLetterQueue,
+        OutcomeStreamFailures: this.outcomeEvents.streamFailures,
       },
       functions: {
         Dispatch: this.dispatcher.function.fn,
@@ -398,10 +417,25 @@ export class NotificationLedger extends Construct {
         Evidence: this.evidence.function.fn,
         Archive: this.archive.function.fn,
         ArchiveMaintenance: this.archive.maintenance.fn,
+        Outcomes: this.outcomeEvents.function.fn,
       },
       archiver: this.archive.function.fn,
       reconcileStateMachine: this.reconciler.stateMachine,
       thresholds: props.alarmThresholds,
+    });
+
+    // --- service level objectives, burn-rate alarms, dashboard (on the outcomes function's metrics) ------
+    this.serviceLevels = new ServiceLevels(this, 'ServiceLevels', {
+      purposes: PurposeRegistry.withOverrides(props.purposes ?? []),
+      purposesJson,
+      archive: this.archive,
+      topic: this.alarmTopic,
+      queues: {
+        'events not delivered': this.outcomeEvents.deadLetterQueue,
+        'stream batches given up': this.outcomeEvents.streamFailures,
+      },
+      streamConsumer: this.outcomeEvents.function.fn,
+      logRetention: props.logRetention,
     });
   }
 }

@@ -41,6 +41,9 @@ export const ENV = {
   localSesEmitterPort: 'SENDPROOF_LOCAL_SES_EMITTER_PORT',
   localSesUpstream: 'SENDPROOF_LOCAL_SES_UPSTREAM',
   purposes: 'SENDPROOF_PURPOSES',
+  eventBusName: 'SENDPROOF_EVENT_BUS_NAME',
+  localEventsDir: 'SENDPROOF_LOCAL_EVENTS_DIR',
+  localEventEndpoints: 'SENDPROOF_LOCAL_EVENT_ENDPOINTS',
   rateLimits: 'SENDPROOF_RATE_LIMITS',
   templatesDir: 'SENDPROOF_TEMPLATES_DIR',
   leaseSeconds: 'SENDPROOF_LEASE_SECONDS',
@@ -118,6 +121,32 @@ export const ConfigSchema = z.object({
   localSesEmitterPort: z.coerce.number().int().min(1).max(65_535).optional(),
   /** Local stack only: aws-ses-v2-local's URL, behind the emitter. */
   localSesUpstream: optionalUrl,
+  /** The EventBridge bus outcome events are published to (functions/outcomes). */
+  eventBusName: z.string().min(1).max(256).optional(),
+  /** Local stack only: the local event bus's folder (outcomes.jsonl, dead-letter.jsonl). */
+  localEventsDir: z.string().optional(),
+  /**
+   * Local stack only: caller endpoints the local bus POSTs every event to, as an API destination would:
+   * JSON `[{ "url": "http://127.0.0.1:9000/hook", "tenant": "acme-games" }]` (tenant optional: all).
+   */
+  localEventEndpoints: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (!raw) return [] as Array<{ url: string; tenant?: string }>;
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        value = undefined;
+      }
+      const parsed = z
+        .array(z.strictObject({ url: z.url(), tenant: z.string().min(1).optional() }))
+        .safeParse(value);
+      if (parsed.success) return parsed.data;
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON array of { url, tenant? }' });
+      return z.NEVER;
+    }),
   purposes: z
     .string()
     .optional()
@@ -203,6 +232,8 @@ export const FUNCTION_SETTINGS = {
   archive: ['archiveBucket'],
   archiveMaintenance: ['archiveBucket', 'ledgerTable', 'archiveFailuresUrl', 'digestKeyId'],
   console: ['ledgerTable'],
+  outcomes: ['eventBusName'],
+  sloAudit: ['athenaWorkGroup', 'athenaDatabase', 'archiveBucket'],
 } as const satisfies Record<string, ReadonlyArray<keyof Config>>;
 
 export type FunctionName = keyof typeof FUNCTION_SETTINGS;

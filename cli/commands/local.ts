@@ -49,6 +49,7 @@ const endpointsOf = (s: LocalEndpoints): LocalEndpoints => ({
   simulator: s.simulator,
   archiveDir: s.archiveDir,
   ...(s.webhook ? { webhook: s.webhook } : {}),
+  ...(s.eventsLog ? { eventsLog: s.eventsLog } : {}),
 });
 
 /** An accepted SES email is settled for the demo once an event after `Send` (delivery, bounce) is on it. */
@@ -84,6 +85,15 @@ const watch = async (stack: RunningLocalStack, print: (line: string) => void): P
   return rows;
 };
 
+/** `--events-endpoint http://…` (every tenant) or `--events-endpoint acme-games=http://…` (one tenant). */
+const eventEndpointOf = (value: string): { url: string; tenant?: string } => {
+  const match = /^([A-Za-z0-9][A-Za-z0-9._@+-]*)=(https?:\/\/.+)$/.exec(value);
+  const endpoint = match ? { tenant: match[1]!, url: match[2]! } : { url: value };
+  if (!/^https?:\/\//.test(endpoint.url))
+    throw new Error(`--events-endpoint must be a URL or tenant=URL, not ${value}`);
+  return endpoint;
+};
+
 export const register = (program: Command): void => {
   const local = program.command('local').description('the whole pipeline on local servers (no AWS account)');
   local
@@ -95,6 +105,10 @@ export const register = (program: Command): void => {
     .option('--state-dir <dir>', 'where state, logs and the archive mirror live', '.local')
     .option('--exit-after-demo', 'stop everything once the demo has settled (for scripts and tests)')
     .option('--no-console', 'do not serve the operator console')
+    .option(
+      '--events-endpoint <url...>',
+      'POST every outcome event to this caller endpoint, as an EventBridge API destination would (`tenant=url` for one tenant only)',
+    )
     .action(
       async (options: {
         demo?: boolean;
@@ -103,6 +117,7 @@ export const register = (program: Command): void => {
         stateDir: string;
         exitAfterDemo?: boolean;
         console: boolean;
+        eventsEndpoint?: string[];
       }) => {
         if (options.emailTransport !== 'ses' && options.emailTransport !== 'simulator')
           throw new Error(`--email-transport must be ses or simulator, not ${options.emailTransport}`);
@@ -114,6 +129,7 @@ export const register = (program: Command): void => {
           emailTransport: options.emailTransport,
           smsTransport: 'simulator',
           progress: (line) => print(`· ${line}`),
+          eventEndpoints: (options.eventsEndpoint ?? []).map(eventEndpointOf),
         });
         let stopping = false;
         let operatorConsole: LocalConsole | undefined;
@@ -134,7 +150,8 @@ export const register = (program: Command): void => {
         print(`  SES inbox  ${s.ses}/   ·   simulator log ${s.simulator}/_sim/requests`);
         if (s.emailTransport === 'ses')
           print(`  SES events ${s.ses}/_sendproof/events (emitted to the evidence function)`);
-        print(`  functions log ${s.functionsLog}\n`);
+        print(`  functions log ${s.functionsLog}`);
+        print('  outcome events: npx sendproof events tail (and --json)\n');
         if (options.console && !options.exitAfterDemo) {
           operatorConsole = await startLocalConsole(s, { stateDir: options.stateDir });
           print(`Operator console ${operatorConsole.url} (tokens shown once, held only by this process):`);

@@ -18,8 +18,10 @@ export interface ArchiveColumn {
 /**
  * Bumped when the line format changes; old objects keep their own value so a reader can tell them apart.
  * 2: one object per stream batch and partition; `tenant` moved from the line into the path (a partition).
+ * 3: `requested_at_ms` (when the caller asked for the message; the SLO clock starts there), appended last,
+ *    so older lines read it as null.
  */
-export const ARCHIVE_SCHEMA_VERSION = 2;
+export const ARCHIVE_SCHEMA_VERSION = 3;
 
 export const ARCHIVE_COLUMNS = [
   { name: 'schema_version', type: 'int', comment: 'Archive line format version' },
@@ -55,6 +57,11 @@ export const ARCHIVE_COLUMNS = [
   { name: 'stream_event_id', type: 'string', comment: 'DynamoDB stream event id' },
   { name: 'stream_sequence_number', type: 'string', comment: 'DynamoDB stream sequence number' },
   { name: 'stream_arrival_at_ms', type: 'bigint', comment: 'Stream ApproximateCreationDateTime, epoch ms' },
+  {
+    name: 'requested_at_ms',
+    type: 'bigint',
+    comment: 'When the caller asked for the message (publish time, or sendAt when later), epoch ms',
+  },
 ] as const satisfies readonly ArchiveColumn[];
 
 export type ArchiveColumnName = (typeof ARCHIVE_COLUMNS)[number]['name'];

@@ -110,6 +110,7 @@ export const transitionsOf = (record: DynamoDBRecord): ArchiveRecord[] => {
       stream_event_id: record.eventID ?? null,
       stream_sequence_number: sequence,
       stream_arrival_at_ms: arrivalMs(record),
+      requested_at_ms: int(next.reqAt),
     });
   }
   return [...lines, ...facts];
@@ -175,6 +176,7 @@ const deliveryFactsOf = (
       stream_event_id: record.eventID ?? null,
       stream_sequence_number: record.dynamodb?.SequenceNumber ?? null,
       stream_arrival_at_ms: arrivalMs(record),
+      requested_at_ms: int(next.reqAt),
     });
   }
   return lines;

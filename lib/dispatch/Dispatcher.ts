@@ -74,6 +74,7 @@ export class Dispatcher {
       sealed: false,
       resumed: message.kind === 'resume' && !message.resend,
       ...(facts ? { facts } : {}),
+      ...(message.kind === 'intent' && envelope.sentAt !== undefined ? { queueSentAt: envelope.sentAt } : {}),
     };
     const lastReceive = isLastReceive(ctx, envelope);
     const plan = sealPlanOf(ctx, valid, lastReceive);

@@ -19,6 +19,11 @@ export interface ClaimInput {
   now: number;
   leaseMs: number;
   /**
+   * When the queue received the message that carried the intent (SQS `SentTimestamp`, epoch ms): the
+   * publish time of an intent that does not state its own `publishedAt`.
+   */
+  queueSentAt?: number;
+  /**
    * The state the row is created in (default `claimed`): `dispatching` when the read-only gates passed
    * (leased, attempt 1, the transport named), `scheduled` for a send the ledger holds until its due time
    * (no lease; `nextAttemptAt` is the due time, and the sealed intent and the sweep own it until then),
@@ -41,6 +46,7 @@ export const buildClaimRecord = ({
   now,
   leaseMs,
   initial,
+  queueSentAt,
 }: ClaimInput): DeliveryRecord => {
   const { intent, policy } = valid;
   const identity = identityOf(intent, policy, channel);
@@ -71,6 +77,7 @@ export const buildClaimRecord = ({
     createdAt: now,
     updatedAt: now,
     ...(valid.expiresAtMs !== undefined ? { expiresAt: valid.expiresAtMs } : {}),
+    reqAt: requestedAt(valid, queueSentAt, now),
     ...(leased ? { leaseOwner: workerId, leaseUntil: now + leaseMs } : {}),
     ...(initial?.state === 'scheduled' ? { nextAttemptAt: initial.dueAt } : {}),
     ...(intent.resendOf ? { resendOf: intent.resendOf.dedupeKey } : {}),
@@ -85,3 +92,11 @@ export const buildClaimRecord = ({
     ],
   };
 };
+
+/**
+ * Where the service level objectives start measuring a message (lib/slo): the publish time the intent
+ * states, else the queue's SentTimestamp, else the claim itself; never after the claim (a publisher's
+ * clock may run ahead); and a scheduled send's `sendAt` when that is later.
+ */
+export const requestedAt = (valid: ValidIntent, queueSentAt: number | undefined, now: number): number =>
+  Math.max(Math.min(valid.publishedAtMs ?? queueSentAt ?? now, now), valid.sendAtMs ?? 0);

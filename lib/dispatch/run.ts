@@ -54,6 +54,11 @@ export interface Job {
   resumed: boolean;
   /** Suppression entries and fallback flows read once for the whole queue batch, when given. */
   facts?: GateFacts;
+  /**
+   * When the queue received the caller's message (SQS `SentTimestamp`): recorded as the request time of
+   * an intent that states no `publishedAt`. Never a resume notice's own time.
+   */
+  queueSentAt?: number;
 }
 
 /** One channel on its way through the phases, with the ports it uses (`ctx`). */

@@ -45,6 +45,7 @@ export const createSqsHandler = (dispatcher: BatchDispatcher, options: SqsHandle
     messageId: record.messageId,
     receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
     ...(sealed?.has(record.messageId) ? { sealed: true } : {}),
+    ...sentAtOf(record),
   });
   const recordHandler = (record: SQSRecord, facts: GateFacts | undefined, sealed: ReadonlySet<string>) =>
     limit(async () => {
@@ -90,4 +91,10 @@ export const createSqsHandler = (dispatcher: BatchDispatcher, options: SqsHandle
       },
     );
   };
+};
+
+/** SQS `SentTimestamp` (epoch ms, as a string in the Lambda event), when present and sane. */
+const sentAtOf = (record: SQSRecord): { sentAt?: number } => {
+  const sentAt = Number(record.attributes?.SentTimestamp);
+  return Number.isSafeInteger(sentAt) && sentAt > 0 ? { sentAt } : {};
 };

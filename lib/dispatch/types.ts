@@ -134,4 +134,6 @@ export interface QueueEnvelope {
   receiveCount?: number;
   /** The batch already sealed this message's intent (`Dispatcher.sealLastReceives`): do not seal again. */
   sealed?: boolean;
+  /** When the queue received the message (SQS `SentTimestamp`, epoch ms): the SLO clock's fallback. */
+  sentAt?: number;
 }

@@ -19,6 +19,7 @@ export const IdentifierSchema = z
 const MAX_INTENT_BYTES = 64 * 1024;
 const MAX_DATA_BYTES = 16 * 1024;
 const MAX_EXPIRY_MS = 366 * 86_400_000;
+const MAX_PUBLISHED_AHEAD_MS = 5 * 60_000;
 /** How far ahead an intent may be scheduled unless configured otherwise (`scheduleHorizonMs`). */
 export const DEFAULT_SCHEDULE_HORIZON_MS = SCHEDULE_HORIZON_DAYS * 86_400_000;
 
@@ -91,6 +92,12 @@ export const IntentSchemaV1 = z.strictObject({
    * evaluated then. Not part of the identity: a second publish with another sendAt is the same message.
    */
   sendAt: z.iso.datetime({ offset: true }).optional(),
+  /**
+   * When the caller published the intent; publishIntents() sets it. The service level objectives measure
+   * from it (or from sendAt, when later); without it, from the queue's SentTimestamp. Not part of the
+   * identity and not rendered: a second publish of the same message with another time is the same message.
+   */
+  publishedAt: z.iso.datetime({ offset: true }).optional(),
   attachments: z.array(AttachmentRefSchema).max(5).optional(),
   tenant: IdentifierSchema.default('default'),
   /** The caller's own id for this intent; informational only, never part of the dedupe key. */
@@ -116,6 +123,8 @@ export interface ValidIntent {
   expiresAtMs?: number;
   /** Epoch ms, when the intent is scheduled. */
   sendAtMs?: number;
+  /** Epoch ms, when the intent says when it was published. */
+  publishedAtMs?: number;
 }
 
 const fieldOf = (path: readonly PropertyKey[]): string =>
@@ -237,6 +246,14 @@ export const parseIntent = (
         issues.push({ field: 'sendAt', message: 'must be before expiresAt' });
     }
   }
+  let publishedAtMs: number | undefined;
+  if (intent.publishedAt) {
+    publishedAtMs = Date.parse(intent.publishedAt);
+    // A publisher's clock may run a little ahead; an intent "published" far in the future is a mistake.
+    // The dispatcher accepts it and never lets the SLO clock start after the claim.
+    if (!deps.allowExpired && publishedAtMs - deps.clock.now() > MAX_PUBLISHED_AHEAD_MS)
+      issues.push({ field: 'publishedAt', message: 'is more than 5 minutes in the future' });
+  }
   if (policy && intent.attachments?.length) {
     if (policy.attachments === 'forbidden')
       issues.push({ field: 'attachments', message: `are not allowed for purpose ${intent.purpose}` });
@@ -264,6 +281,7 @@ export const parseIntent = (
       delivery,
       ...(expiresAtMs !== undefined ? { expiresAtMs } : {}),
       ...(sendAtMs !== undefined ? { sendAtMs } : {}),
+      ...(publishedAtMs !== undefined ? { publishedAtMs } : {}),
     },
   };
 };

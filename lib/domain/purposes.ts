@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FINAL_ROW_RETENTION_FLOOR_DAYS, INTAKE_QUEUE } from '../queueDefinition.js';
+import { BUILT_IN_SLOS, DEFAULT_SLO, type Slo, SloSchema } from '../slo/objectives.js';
 import { ConfigurationError } from './errors.js';
 
 export const ChannelSchema = z.enum(['email', 'sms']);
@@ -104,6 +105,12 @@ export const PurposePolicySchema = z
         cooldownSeconds: z.number().int().min(1).max(86_400).default(900),
       })
       .optional(),
+    /**
+     * Service level objectives (lib/slo/objectives.ts): acceptance and delivery latency from the time the
+     * caller asked, and the duplicate budget. Absent: DEFAULT_SLO (99 % accepted within 2 min, delivered
+     * within 10 where the channel reports delivery, at most 1 in 100,000 accepted twice, over 28 days).
+     */
+    slo: SloSchema.optional(),
   })
   .superRefine((policy, ctx) => {
     // A provider-held send (`provider_scheduled`) waits at the provider up to its hold window; its row, its
@@ -132,6 +139,7 @@ export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
     // strongly consistent read on the most latency-sensitive path.
     cancellable: false,
     providerScheduling: false,
+    slo: BUILT_IN_SLOS['password-reset'],
   },
   {
     purpose: 'receipt',
@@ -148,6 +156,7 @@ export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
     // A refund withdraws the receipt (seed 004).
     cancellable: true,
     providerScheduling: false,
+    slo: BUILT_IN_SLOS.receipt,
   },
   {
     purpose: 'health-report',
@@ -162,6 +171,7 @@ export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
     // A report published in error must be stoppable.
     cancellable: true,
     providerScheduling: false,
+    slo: BUILT_IN_SLOS['health-report'],
   },
 ];
 
@@ -200,6 +210,9 @@ export class PurposeRegistry {
 }
 
 const MS_PER_DAY = 86_400_000;
+
+/** The objectives in force for a purpose: its own `slo`, else DEFAULT_SLO. */
+export const sloOf = (policy: Pick<PurposePolicy, 'slo'>): Slo => policy.slo ?? DEFAULT_SLO;
 
 /** Object Lock days of an archived transition of this purpose (unknown purposes get the default). */
 export const archiveRetentionDaysOf =

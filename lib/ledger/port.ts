@@ -46,6 +46,12 @@ export interface DeliveryRecord {
   createdAt: number;
   updatedAt: number;
   expiresAt?: number;
+  /**
+   * When the caller asked for the message (epoch ms): the publish time (the intent's `publishedAt`, else
+   * the queue's SentTimestamp, else the claim time), or its `sendAt` when later. The service level
+   * objectives measure from here (lib/slo). One short number: the row stays small.
+   */
+  reqAt?: number;
   leaseOwner?: string;
   leaseUntil?: number;
   nextAttemptAt?: number;

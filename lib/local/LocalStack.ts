@@ -33,6 +33,8 @@ export interface LocalEndpoints {
   archiveDir: string;
   /** The evidence endpoint (POST /resend, /twilio, /sendgrid), served by the functions worker. */
   webhook?: string;
+  /** The local event bus: every outcome event, one JSON line each (`sendproof events tail` follows it). */
+  eventsLog?: string;
 }
 
 /** What `.local/state.json` holds: the endpoints plus what the CLI needs to find the tables. */
@@ -55,6 +57,8 @@ export interface LocalStackOptions {
   region?: string;
   /** Progress lines while starting ("starting DynamoDB Local…"). */
   progress?: (line: string) => void;
+  /** Caller endpoints that get every outcome event by POST, as an EventBridge API destination would. */
+  eventEndpoints?: ReadonlyArray<{ url: string; tenant?: string }>;
 }
 
 export interface RunningLocalStack {
@@ -89,6 +93,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   const stateDir = resolve(options.stateDir ?? DEFAULT_STATE_DIR);
   const logDir = join(stateDir, 'logs');
   const archiveDir = join(stateDir, 'archive');
+  const eventsDir = join(stateDir, 'events');
   mkdirSync(logDir, { recursive: true });
   mkdirSync(archiveDir, { recursive: true });
   const region = options.region ?? 'us-east-1';
@@ -197,6 +202,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       // Throw-away signing keys for this run only (never written to disk): the endpoint verifies with them.
       [ENV.webhookSecrets]: JSON.stringify(generateSigningKeys().secrets),
       [ENV.localWebhookPort]: String(webhookPort),
+      [ENV.localEventsDir]: eventsDir,
+      ...(options.eventEndpoints?.length
+        ? { [ENV.localEventEndpoints]: JSON.stringify(options.eventEndpoints) }
+        : {}),
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
       POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
       AWS_ACCESS_KEY_ID: 'local',
@@ -241,6 +250,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       simulator: simulator.url,
       archiveDir,
       webhook: `http://127.0.0.1:${webhookPort}`,
+      eventsLog: join(eventsDir, 'outcomes.jsonl'),
       region,
       ledgerTable,
       suppressionTable,

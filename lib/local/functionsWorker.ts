@@ -5,6 +5,8 @@
  *
  *   SQS (fauxqs) ──poll──► functions/dispatch handler ──► DynamoDB Local ──stream──► archiver ──► S3 + mirror
  *   timer (as EventBridge Scheduler → Step Functions) ──► functions/reconcile handler, page by page
+ *   DynamoDB Local ──stream──► outcome events (the local event bus: a JSON Lines file + caller endpoints)
+ *                                                                       and SLO metrics (EMF, as in AWS)
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
@@ -19,6 +21,7 @@ import { SERVICE_NAME } from '../observability.js';
 import { LOCAL_TIMING } from '../queueDefinition.js';
 import { evidenceRecorderFor } from '../wiring.js';
 import { localLambdaContext } from './lambdaContext.js';
+import { startLocalOutcomes } from './localOutcomes.js';
 import { SqsPoller } from './SqsPoller.js';
 
 const config = requireSettings(loadConfig(), [
@@ -99,6 +102,20 @@ const archive = await startLocalArchive({
   ),
 });
 
+// Outcome events: the same consumer as functions/outcomes, on its own reader of the stream (as in AWS,
+// where it is a second event source on the table), publishing to the local event bus instead of EventBridge.
+const outcomes = config.localEventsDir
+  ? await startLocalOutcomes({
+      region: config.region,
+      dynamoEndpoint: config.endpointDynamoDb,
+      ledgerTable: config.ledgerTable,
+      eventsDir: config.localEventsDir,
+      endpoints: config.localEventEndpoints,
+      purposes: PurposeRegistry.withOverrides(config.purposes),
+      logger,
+    })
+  : undefined;
+
 // The evidence endpoint (the Function URL's handler), for signed Resend/Twilio/SendGrid webhooks.
 const webhook = config.localWebhookPort
   ? await (await import('./WebhookServer.js')).startWebhookServer(
@@ -141,6 +158,9 @@ const shutdown = async () => {
   await Promise.allSettled([poller.stop(), reconciling, webhook?.stop()]);
   await sesEmitter?.stop().catch(() => undefined);
   await archive.stop();
+  await outcomes
+    ?.stop()
+    .catch((error) => logger.error('final outcome events round failed', { error: String(error) }));
   await archive
     .pollOnce()
     .then(() => archive.flush())

@@ -80,7 +80,11 @@ export const publishIntents = async (
     }
     ready.push({
       index,
-      body: JSON.stringify(intent),
+      // The publish time rides with the intent: the service level objectives measure from it.
+      body: JSON.stringify({
+        ...intent,
+        publishedAt: intent.publishedAt ?? new Date(clock.now()).toISOString(),
+      }),
       dedupeKeys: intent.channels.map(
         (channel) => deriveDedupeKey(identityOf(intent, policy, channel)).readable,
       ),

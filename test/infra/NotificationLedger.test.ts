@@ -46,9 +46,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     ({ stack, template } = synthStack(SES_AND_SMS));
   }, SYNTH_TIMEOUT);
 
-  it('creates exactly the seven Sendproof functions (the webhook endpoint included) and no custom-resource functions', () => {
-    // Assess: dispatch, reconcile, evidence, webhook, archive, archive maintenance, console
-    template.resourceCountIs('AWS::Lambda::Function', 7);
+  it('creates exactly the nine Sendproof functions (the webhook endpoint included) and no custom-resource functions', () => {
+    // Assess: dispatch, reconcile, evidence, webhook, archive, archive maintenance, console, outcomes, SLO audit
+    template.resourceCountIs('AWS::Lambda::Function', 9);
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
   });
@@ -56,7 +56,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
   it('runs every function on Node 24, arm64, traced, with the Powertools service and namespace', () => {
     // Assess
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(7);
+    expect(functions).toHaveLength(9);
     for (const fn of functions) {
       expect(fn.Properties.Runtime).toBe('nodejs24.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -78,7 +78,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
     );
     expect(roles).toBeDefined();
-    expect(lambdaRoles).toHaveLength(7);
+    expect(lambdaRoles).toHaveLength(9);
     for (const role of lambdaRoles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
 
@@ -506,10 +506,14 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
 
   it('alarms on DLQs, queue age, iterator age, oldest unknown, oldest non-terminal, stalled, quarantined, a failed last-receive seal, an open SMS spend breaker, reconcile failures, errors, throttles', () => {
     // Prepare
-    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    // The SLO alarms (burn rates, duplicates, the outcome consumer's lag) are test/infra/serviceLevels.test.ts's.
+    const slo = template.findResources('AWS::CloudWatch::Alarm');
+    const alarms = Object.entries(slo)
+      .filter(([id]) => !id.includes('ServiceLevels'))
+      .map(([, alarm]) => alarm);
     const byMetric = (name: string) => alarms.filter((a) => a.Properties.MetricName === name);
-    // Assess
-    expect(byMetric('ApproximateNumberOfMessagesVisible')).toHaveLength(3);
+    // Assess: the DLQs include the outcome events' two (undelivered events, stream batches given up)
+    expect(byMetric('ApproximateNumberOfMessagesVisible')).toHaveLength(5);
     expect(byMetric('ApproximateAgeOfOldestMessage')).toHaveLength(1);
     const iterator = byMetric('IteratorAge');
     expect(iterator).toHaveLength(1);
@@ -533,15 +537,16 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       JSON.stringify(a.Properties.Metrics ?? []).includes('ExecutionsFailed'),
     );
     expect(reconcile).toHaveLength(1);
-    expect(byMetric('Errors')).toHaveLength(5);
-    expect(byMetric('Throttles')).toHaveLength(5);
+    expect(byMetric('Errors')).toHaveLength(6);
+    expect(byMetric('Throttles')).toHaveLength(6);
     // … the four evidence alarms (test/infra/evidenceAlarms.test.ts), the spend breaker's and the
     // last-receive seal's (test/infra/sealAlarm.test.ts).
-    expect(alarms).toHaveLength(3 + 1 + 1 + 4 + 1 + 10 + 4 + 1 + 1);
+    expect(alarms).toHaveLength(5 + 1 + 1 + 4 + 1 + 12 + 4 + 1 + 1);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
     }
-    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    // The alarms' dashboard and the SLO dashboard.
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 2);
   });
 
   it('outputs what a user needs to publish intents and run audits', () => {

@@ -64,6 +64,8 @@ describe('every deployed function can start with the environment the stack gives
           archive: stack.ledger.archive.function,
           archiveMaintenance: stack.ledger.archive.maintenance,
           console: stack.ledger.console!.function,
+          outcomes: stack.ledger.outcomeEvents.function,
+          sloAudit: stack.ledger.serviceLevels.audit,
         };
         for (const [fn, construct] of Object.entries(functions) as Array<
           [FunctionName, (typeof functions)[FunctionName]]

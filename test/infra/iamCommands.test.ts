@@ -45,6 +45,8 @@ const RECORDING_FILES: Record<FunctionName, string[]> = {
   archive: ['test/integration/archive/endToEnd.test.ts'],
   archiveMaintenance: ['test/integration/archive/backfill.test.ts'],
   console: ['test/integration/functions/entries.test.ts'],
+  outcomes: ['test/integration/functions/entries.test.ts'],
+  sloAudit: ['test/integration/functions/entries.test.ts'],
 };
 
 const RECORDING_TIMEOUT = 600_000;
@@ -92,6 +94,8 @@ const functionOf = (stack: SendproofStack, name: FunctionName): SendproofFunctio
     archive: ledger.archive.function,
     archiveMaintenance: ledger.archive.maintenance,
     console: ledger.console?.function,
+    outcomes: ledger.outcomeEvents.function,
+    sloAudit: ledger.serviceLevels.audit,
   };
   const fn = functions[name];
   if (!fn) throw new Error(`no synthesized function for ${name}`);

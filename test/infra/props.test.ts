@@ -100,9 +100,16 @@ describe('NotificationLedger with Resend, Twilio, a provider secret, attachments
 
   it('sends alarms to the given topic and creates no topic of its own for them', () => {
     // Assess
-    const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms.length).toBeGreaterThan(0);
-    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([alarmTopicArn]);
+    const alarms = synth.template.findResources('AWS::CloudWatch::Alarm');
+    const composites = Object.values(synth.template.findResources('AWS::CloudWatch::CompositeAlarm'));
+    expect(Object.keys(alarms).length).toBeGreaterThan(0);
+    // A burn-rate window alarm acts through its composite (both windows must burn); every other alarm, and
+    // every composite, sends to the topic.
+    const rules = JSON.stringify(composites.map((c) => c.Properties.AlarmRule));
+    for (const [id, alarm] of Object.entries(alarms))
+      if (alarm.Properties.AlarmActions === undefined) expect(rules, id).toContain(id);
+      else expect(alarm.Properties.AlarmActions).toEqual([alarmTopicArn]);
+    for (const composite of composites) expect(composite.Properties.AlarmActions).toEqual([alarmTopicArn]);
     // Only the SMS events topic remains.
     synth.template.resourceCountIs('AWS::SNS::Topic', 1);
   });

@@ -45,6 +45,7 @@ export const claim = async (run: ChannelRun, verdict: GateVerdict): Promise<Step
     now,
     leaseMs: ctx.leaseMs,
     ...(initial ? { initial } : {}),
+    ...(run.job.queueSentAt !== undefined ? { queueSentAt: run.job.queueSentAt } : {}),
   });
   const claimed = await ctx.ledger.claim(record);
   if (claimed.kind === 'claimed') {

@@ -7,7 +7,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createArchiver } from '../../../lib/archive/archiver.js';
-import { ARCHIVE_COLUMNS } from '../../../lib/archive/schema.js';
+import { ARCHIVE_COLUMNS, ARCHIVE_SCHEMA_VERSION } from '../../../lib/archive/schema.js';
 import type { TransitionEntry } from '../../../lib/ledger/port.js';
 import {
   at,
@@ -117,7 +117,7 @@ describe('archiver on a local S3 (fauxqs) and a mirror folder', () => {
       stream_sequence_number: records[3]!.dynamodb!.SequenceNumber,
     });
     expect(Object.keys(lines[0]!)).toEqual(ARCHIVE_COLUMNS.map((c) => c.name));
-    expect(lines[0]).toMatchObject({ schema_version: 2 });
+    expect(lines[0]).toMatchObject({ schema_version: ARCHIVE_SCHEMA_VERSION });
   });
 
   it('writes gzip objects to S3 and the same keys and bytes to the mirror folder', async () => {

@@ -94,6 +94,7 @@ describe('sendproof audit', () => {
       'latency-distribution(tenant,day_from,day_to)',
       'manual-resolutions(tenant,day_from,day_to)',
       'multiple-acceptances(tenant,day_from,day_to)',
+      'slo-attainment(tenant,day_from,day_to,purpose,from_ms,to_ms,accept_within_ms,deliver_within_ms)',
       'states-over-time(tenant,day_from,day_to,bucket)',
       'unknown-quarantined-older-than(tenant,day_from,day_to,cutoff_ms)',
     ]);

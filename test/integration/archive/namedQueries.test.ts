@@ -9,7 +9,7 @@ import { batchObjectKey } from '../../../lib/archive/objectKey.js';
 import { ARCHIVE_COLUMNS } from '../../../lib/archive/schema.js';
 import { DirStore } from '../../../lib/archive/store.js';
 import { DAY1, DAY2, KEY, writeBatch, writeScenarioArchive } from '../../fixtures/archive/scenario.js';
-import { notificationRecords } from '../../fixtures/archive/streamRecords.js';
+import { at, notificationRecords } from '../../fixtures/archive/streamRecords.js';
 
 // Real DuckDB (@duckdb/node-api, in memory) over a fixture archive written with the archiver's own
 // transition derivation, object keys and line format. The SQL is the text in queries/, unchanged.
@@ -45,6 +45,7 @@ describe('named audit queries on DuckDB', () => {
       'latency-distribution',
       'manual-resolutions',
       'multiple-acceptances',
+      'slo-attainment', // test/integration/slo/attainment.test.ts
       'states-over-time',
       'unknown-quarantined-older-than',
     ]);
@@ -332,6 +333,52 @@ describe('named audit queries on DuckDB', () => {
     }
   });
 
+  it('slo-attainment: the receipt re-claimed after its TTL is two messages in time and one duplicate; resets by their objective', async () => {
+    // Act: F's two lifetimes were accepted 1 s and 0.6 s after the claim, published 0.5 s before it.
+    const receipt = await run(
+      'slo-attainment',
+      ...ALL,
+      'receipt',
+      '0',
+      String(at(`${DAY2}T23:59:59Z`)),
+      '120000',
+      '600000',
+    );
+    // H and I (resets) took 2 s and 3.5 s from their request: a 3 s objective passes H only.
+    const resets = await run(
+      'slo-attainment',
+      ...ALL,
+      'password-reset',
+      '0',
+      String(at(`${DAY2}T23:59:59Z`)),
+      '3000',
+      '300000',
+    );
+
+    // Assess
+    expect(receipt.rows).toEqual([
+      {
+        channel: 'email',
+        acceptance_decided: 2,
+        acceptance_good: 2,
+        accept_p99_ms: 1_500,
+        delivery_decided: 0,
+        delivery_good: 0,
+        delivery_unreported: 2,
+        accepted_messages: 1,
+        duplicate_messages: 1,
+      },
+    ]);
+    expect(resets.rows).toEqual([
+      expect.objectContaining({
+        channel: 'email',
+        acceptance_decided: 2,
+        acceptance_good: 1,
+        duplicate_messages: 0,
+      }),
+    ]);
+  });
+
   it('an empty archive folder answers every query with no rows instead of failing', async () => {
     // Prepare
     const empty = await mkdtemp(join(tmpdir(), 'sendproof-archive-empty-'));
@@ -340,6 +387,14 @@ describe('named audit queries on DuckDB', () => {
       'explain-notification': [...ALL, 'evt-A'],
       'unknown-quarantined-older-than': [...ALL, '0'],
       'accepted-not-delivered': [...ALL, '0'],
+      'slo-attainment': [
+        ...ALL,
+        'password-reset',
+        '0',
+        String(Date.parse(`${DAY2}T23:59:59Z`)),
+        '60000',
+        '300000',
+      ],
       'states-over-time': [...ALL, 'hour'],
     };
 
@@ -369,6 +424,7 @@ describe('named audit queries on an archive with a duplicated batch and a second
     'explain-notification': [...ALL, 'evt-A'],
     'unknown-quarantined-older-than': [...ALL, String(Date.parse(`${DAY2}T00:00:00Z`))],
     'accepted-not-delivered': [...ALL, String(Date.parse(`${DAY2}T00:00:00Z`))],
+    'slo-attainment': [...ALL, 'receipt', '0', String(Date.parse(`${DAY2}T23:59:59Z`)), '120000', '600000'],
     'states-over-time': [...ALL, 'hour'],
   };
 

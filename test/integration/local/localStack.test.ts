@@ -80,6 +80,7 @@ describe('npm start: the local stack end to end', () => {
         'bucket',
         'dlqUrl',
         'dynamodb',
+        'eventsLog',
         'queueUrl',
         's3',
         'ses',

@@ -1,0 +1,32 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { eventBridgeClient } from '../../lib/aws/eventBridgeClient.js';
+import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { PurposeRegistry } from '../../lib/domain/purposes.js';
+import { EventBridgeOutcomeSink } from '../../lib/events/EventBridgeOutcomeSink.js';
+import { createOutcomeConsumer } from '../../lib/events/OutcomeConsumer.js';
+import { SERVICE_NAME } from '../../lib/observability.js';
+import { publishSloMetrics } from './emf.js';
+
+/**
+ * The ledger stream's caller-facing consumer: outcome events onto the EventBridge bus, SLO metrics as
+ * EMF. Only wiring lives here; the logic is lib/events/OutcomeConsumer.ts (events: lib/events/mapping.ts,
+ * metrics: lib/slo/observations.ts). Retries, bisection and the on-failure queue are event-source
+ * settings (infra/constructs/OutcomeEvents.ts).
+ */
+const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.outcomes);
+const logger = new Logger({ serviceName: SERVICE_NAME });
+const purposes = PurposeRegistry.withOverrides(config.purposes);
+const consume = createOutcomeConsumer({
+  sink: new EventBridgeOutcomeSink(eventBridgeClient({ region: config.region }), config.eventBusName),
+  logger,
+  onObservations: (observations) => publishSloMetrics(observations, purposes),
+});
+
+export const handler = async (
+  event: DynamoDBStreamEvent,
+  context: Context,
+): Promise<DynamoDBBatchResponse> => {
+  logger.addContext(context);
+  return consume(event);
+};
