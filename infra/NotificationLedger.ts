@@ -326,10 +326,15 @@ export class NotificationLedger extends Construct {
     });
     // Lookups only: the reconciler asks providers about lost answers (provider secret), never hashes content.
     // The sweep re-publishes a notice naming a sealed notification; it never opens seals itself, and it
-    // releases (deletes) a seal whose rows are all final.
+    // releases (deletes) a seal whose rows are all final. Pull evidence it records (a bounce fetched from a
+    // provider's feed) suppresses the recipient, as the evidence function's does.
     transportEnv(
       this.tables
-        .bindTo(this.reconciler.function, { ledger: 'readwrite', releaseSeals: true })
+        .bindTo(this.reconciler.function, {
+          ledger: 'readwrite',
+          suppression: 'readwrite',
+          releaseSeals: true,
+        })
         .bindIntakeQueue(this.intake.queue, 'send')
         .setEnv(
           ENV.parkGraceSeconds,

@@ -150,8 +150,8 @@ describe('the packed package, installed by other teams', () => {
     const resources = Object.entries(template.Resources as Record<string, CfnResource>);
     const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
     const functions = ofType('AWS::Lambda::Function');
-    // dispatch, reconcile, evidence, webhook, archive, archive maintenance, console
-    expect(functions).toHaveLength(7);
+    // dispatch, reconcile, evidence, webhook, archive, archive maintenance, console, outcomes, slo-audit
+    expect(functions).toHaveLength(9);
     for (const [, fn] of functions)
       expect(fn.Properties).toMatchObject({
         Handler: 'index.handler',
