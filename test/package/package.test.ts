@@ -163,7 +163,16 @@ describe('the packed package, installed by other teams', () => {
     expect(ofType('AWS::SNS::Topic').filter(([id]) => id.includes('AlarmTopic'))).toHaveLength(0);
     const alarms = ofType('AWS::CloudWatch::Alarm');
     expect(alarms.length).toBeGreaterThan(0);
-    for (const [, alarm] of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: onCallId }]);
+    // A burn-rate window alarm notifies through its composite (both windows must burn), never alone.
+    const composites = ofType('AWS::CloudWatch::CompositeAlarm');
+    expect(composites.length).toBeGreaterThan(0);
+    for (const [, composite] of composites)
+      expect(composite.Properties.AlarmActions).toEqual([{ Ref: onCallId }]);
+    const inComposite = (id: string) =>
+      composites.some(([, c]) => JSON.stringify(c.Properties.AlarmRule).includes(`"${id}"`));
+    for (const [id, alarm] of alarms)
+      if (inComposite(id)) expect(alarm.Properties.AlarmActions).toBeUndefined();
+      else expect(alarm.Properties.AlarmActions).toEqual([{ Ref: onCallId }]);
     const [dispatcherId] = functions.find(([id]) => id.includes('Dispatch'))!;
     const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(
       ([, m]) => m.Properties.FunctionName.Ref === dispatcherId,
