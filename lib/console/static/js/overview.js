@@ -311,7 +311,8 @@ const sloPanel = (p) => {
               num: true,
             },
             { label: 'good / eligible', render: (r) => `${r.good} / ${r.eligible}`, num: true },
-            { label: 'window', render: (r) => `${r.window.from} → ${r.window.to}` },
+            // Every window ends now (the as-of time); the card's source line gives it in full.
+            { label: 'window', render: (r) => `${r.window.days} days` },
           ],
           rows,
           {
