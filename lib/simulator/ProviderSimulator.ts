@@ -308,6 +308,14 @@ export const startProviderSimulator = async (
     timers.add(timer);
   };
   const timers = new Set<NodeJS.Timeout>();
+  /** Event id → what runs once that event has been read from the pull feed (answerAfterEventsRead). */
+  const feedWaiters = new Map<string, () => void>();
+  const readFromFeed = (eventId: string) => {
+    const waiter = feedWaiters.get(eventId);
+    if (!waiter) return;
+    feedWaiters.delete(eventId);
+    waiter();
+  };
 
   const iso = () => new Date(clock.now()).toISOString();
 
@@ -324,6 +332,7 @@ export const startProviderSimulator = async (
     log.length = 0;
     faults = [];
     pending = [];
+    feedWaiters.clear();
     feed.length = 0;
   };
 
@@ -478,7 +487,30 @@ export const startProviderSimulator = async (
         { id: result.messageId, status: 'accepted' },
         result.outcome === 'replayed' ? { 'Idempotent-Replayed': 'true' } : {},
       );
-    if (fault?.spec.fault === 'delay') {
+    const hold = fault?.spec.answerAfterEventsRead;
+    if (hold && result.outcome === 'accepted') {
+      // The answer waits for the message's last event to be read from the feed (or for maxMs).
+      const last = [...pending].reverse().find((e) => e.messageId === result.messageId);
+      let answered = false;
+      const once = () => {
+        if (answered) return;
+        answered = true;
+        answer();
+      };
+      const cap = setTimeout(() => {
+        timers.delete(cap);
+        once();
+      }, hold.maxMs);
+      timers.add(cap);
+      if (last)
+        feedWaiters.set(last.id, () => {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            once();
+          }, hold.afterMs);
+          timers.add(timer);
+        });
+    } else if (fault?.spec.fault === 'delay') {
       const timer = setTimeout(() => {
         timers.delete(timer);
         answer();
@@ -527,7 +559,9 @@ export const startProviderSimulator = async (
       const data = dueEvents()
         .filter((e) => e.seq > after)
         .slice(0, limit);
-      return sendJson(res, 200, { data, next: String(data.at(-1)?.seq ?? after) });
+      sendJson(res, 200, { data, next: String(data.at(-1)?.seq ?? after) });
+      for (const event of data) readFromFeed(event.id);
+      return;
     }
     const byId = /^\/v1\/messages\/([^/]+)$/.exec(path);
     if (method === 'GET' && byId) {

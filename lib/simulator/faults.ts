@@ -34,6 +34,17 @@ export const FaultSpecSchema = z
     retryAfterSeconds: z.number().int().min(0).max(86_400).optional(),
     /** `delay` only: how long to hold the answer, in ms. */
     delayMs: z.number().int().min(0).max(600_000).optional(),
+    /**
+     * Any accepted send: hold the answer until the message's last event has been read from the pull feed
+     * (`GET /v1/events`), then `afterMs` more, at most `maxMs` in all: the provider's event reaches its
+     * reader before the sender hears the answer (an early bounce beats the `accepted` write).
+     */
+    answerAfterEventsRead: z
+      .strictObject({
+        afterMs: z.number().int().min(0).max(60_000).default(500),
+        maxMs: z.number().int().min(1).max(600_000).default(4_000),
+      })
+      .optional(),
     /** Any accepted send: how long after acceptance the delivery (or bounce) event appears. */
     deliverAfterMs: z.number().int().min(0).max(86_400_000).optional(),
     /** Every event of the message appears twice (same event id), as at-least-once feeds do. */
