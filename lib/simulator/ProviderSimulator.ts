@@ -502,10 +502,12 @@ export const startProviderSimulator = async (
         once();
       }, hold.maxMs);
       timers.add(cap);
+      const held = fault;
       if (last)
         feedWaiters.set(last.id, () => {
           const timer = setTimeout(() => {
             timers.delete(timer);
+            if (!answered) held.answeredAfterEventsRead = true;
             once();
           }, hold.afterMs);
           timers.add(timer);

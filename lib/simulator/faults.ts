@@ -64,6 +64,8 @@ export interface ActiveFault {
   id: string;
   spec: FaultSpec;
   remaining: number;
+  /** `answerAfterEventsRead`: the answer went out after its events were read (not at `maxMs`). */
+  answeredAfterEventsRead?: boolean;
 }
 
 export interface RequestFacts {
