@@ -81,7 +81,8 @@ describe('fault-load run (small, in the suite)', () => {
     expect(f.templateGone.blocked + f.templateGone.stalled).toBe(3);
     expect(Object.keys(f.templateGone.reasons).every((why) => why.length > 0)).toBe(true);
     expect(f.earlyBounce).toMatchObject({ planned: 3, bounced: 3, suppressed: 3 });
-    expect(f.earlyBounce.early).toBeGreaterThan(0);
+    expect(f.earlyBounce.readBeforeAnswer).toBeGreaterThan(0);
+    expect(f.earlyBounce.recordedBeforeAccepted).toBeGreaterThan(0);
     expect(f.storm).toEqual({
       messages: 3,
       copies: 8,

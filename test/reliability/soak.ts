@@ -105,7 +105,7 @@ const print = (report: SoakReport) => {
     `  last-receive crashes  ${f.lastReceive.killed} of ${f.lastReceive.planned} killed (${kinds(f.lastReceive.byEdge)}), ${f.lastReceive.recovered} finished by the sweep`,
     `  long Retry-After      ${f.longRetryAfter.honoured} of ${f.longRetryAfter.planned} 429s with Retry-After ${f.longRetryAfter.seconds} s honoured, then sent once`,
     `  template gone         ${f.templateGone.blocked + f.templateGone.stalled} of ${f.templateGone.planned} scheduled receipts whose revision was removed ended blocked (${f.templateGone.blocked}) or stalled (${f.templateGone.stalled}) with the reason: ${kinds(f.templateGone.reasons)}`,
-    `  early bounces         ${f.earlyBounce.bounced} of ${f.earlyBounce.planned} bounced, ${f.earlyBounce.suppressed} suppressed (${f.earlyBounce.early} read from the feed before the dispatcher heard 'accepted')`,
+    `  early bounces         ${f.earlyBounce.bounced} of ${f.earlyBounce.planned} bounced, ${f.earlyBounce.suppressed} suppressed (${f.earlyBounce.readBeforeAnswer} read from the feed before the provider answered, ${f.earlyBounce.recordedBeforeAccepted} recorded before the accepted write)`,
     `  duplicate storm       ${f.storm.accepted} of ${f.storm.messages} guarded SMS sent once from ${f.storm.messages * f.storm.copies} publishes; breaker counted ${f.storm.breakerSends} (allows ${f.storm.messages}), ${f.storm.breakerState}; ${f.storm.blockedByBreaker} blocked by it`,
     `  unknown/quarantined   ${f.unknown}/${f.quarantined}`,
     `  rows by state         ${kinds(f.rowsByState)}`,

@@ -328,8 +328,10 @@ export const planSoak = (options: SoakPlanOptions): SoakPlan => {
           fault: 'bounce',
           times: 1,
           deliverAfterMs: 0,
-          // Held until the reconciler's pull has read the bounce, well inside the 5 s local lease.
-          answerAfterEventsRead: { afterMs: 500, maxMs: 4_000 },
+          // Held until the reconciler's pull (every 3 s locally, after its sweep) has read the bounce and
+          // half a second more to record it; at most 7 s, inside the 8 s visibility timeout, so no
+          // redelivery meets the send in flight.
+          answerAfterEventsRead: { afterMs: 500, maxMs: 7_000 },
         },
       });
       return planned.index;

@@ -17,6 +17,7 @@ import { systemClock } from '../../lib/domain/clock.js';
 import { countryLabel, countryOf } from '../../lib/domain/countryRules.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { DEFINITIVE_FAILURES, type DeliveryState, isTerminal } from '../../lib/domain/states.js';
+import { DynamoEvidenceStore } from '../../lib/evidence/DynamoEvidenceStore.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
@@ -124,10 +125,18 @@ export interface SoakReport {
     templateGone: { planned: number; blocked: number; stalled: number; reasons: Record<string, number> };
     /**
      * Resets whose permanent bounce the provider's feed gave the reconciler before the dispatcher heard
-     * `accepted` (`early`: the simulator held the answer until the bounce was read): each must end
-     * bounced with the recipient suppressed.
+     * `accepted` (the simulator held the answer until the bounce was read): each must end bounced with
+     * the recipient suppressed.
      */
-    earlyBounce: { planned: number; early: number; bounced: number; suppressed: number };
+    earlyBounce: {
+      planned: number;
+      /** The simulator answered only after the bounce had been read from its feed. */
+      readBeforeAnswer: number;
+      /** The bounce was recorded (evidence item) before the row's `accepted` write. */
+      recordedBeforeAccepted: number;
+      bounced: number;
+      suppressed: number;
+    };
     /**
      * A duplicate storm on the breaker-guarded purpose: `messages` SMS, each published `copies` times;
      * the breaker allows exactly `messages`. Each must be accepted once and the breaker count only the
@@ -249,8 +258,11 @@ const scanLedger = async (stack: RunningLocalStack): Promise<DeliveryRecord[]> =
     rows.push(...((page.Items ?? []) as DeliveryRecord[]));
     start = page.LastEvaluatedKey;
   } while (start);
-  // Fallback pointers share the table but are not deliveries (no state, no history).
-  return rows.filter((r) => typeof r.state === 'string' && Array.isArray(r.history));
+  // Fallback pointers share the table but are not deliveries (no state, no history); nor are the spend
+  // breaker's items (a state and a history of their own).
+  return rows.filter(
+    (r) => typeof r.state === 'string' && Array.isArray(r.history) && (r.kind as string) !== 'breaker',
+  );
 };
 
 const startExtraWorker = async (stack: RunningLocalStack): Promise<ChildProcess> => {
@@ -427,6 +439,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     const bodies = plan.publishOrder.map((i) => plan.intents[i]!.intent);
     let lastLine = 0;
     const published = await publishIntents(sqs, state.queueUrl, bodies, {
+      purposes: PurposeRegistry.withOverrides(plan.purposes),
       onProgress: (done, total) => {
         if (Date.now() - lastLine > 2_000 || done === total) {
           lastLine = Date.now();
@@ -483,7 +496,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       const summary = await new Reconciler({
         ledger,
         transports: createTransports(config),
-        purposes: new PurposeRegistry(),
+        purposes: PurposeRegistry.withOverrides(plan.purposes),
         clock: systemClock,
         runId: `soak-${reconcilePasses + 1}`,
       }).runAll();
@@ -739,12 +752,27 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       dynamoDocumentClient({ region: state.region, endpoint: state.dynamodb }),
       state.suppressionTable,
     );
-    const earlyBounce = { planned: plan.earlyBounces.length, early: 0, bounced: 0, suppressed: 0 };
+    const earlyBounce = {
+      planned: plan.earlyBounces.length,
+      readBeforeAnswer: 0,
+      recordedBeforeAccepted: 0,
+      bounced: 0,
+      suppressed: 0,
+    };
     for (const f of faults.filter((x) => x.kind === 'early_bounce'))
-      if (f.active.answeredAfterEventsRead) earlyBounce.early += 1;
+      if (f.active.answeredAfterEventsRead) earlyBounce.readBeforeAnswer += 1;
+    const evidenceStore = new DynamoEvidenceStore(
+      dynamoDocumentClient({ region: state.region, endpoint: state.dynamodb }),
+      state.ledgerTable,
+    );
     for (const index of plan.earlyBounces) {
       const planned = plan.intents[index]!;
       const row = byPk.get(planned.keys.email!.pk);
+      // Early: the evidence item holds the bounce recorded before the row's `accepted` entry was written.
+      const acceptedAt = row?.history.find((h) => h.s === 'accepted')?.at;
+      const { events } = await evidenceStore.eventsFor(planned.keys.email!.hash);
+      if (acceptedAt !== undefined && events.some((e) => e.f === 'bounced_permanent' && e.rec < acceptedAt))
+        earlyBounce.recordedBeforeAccepted += 1;
       const bounced = row?.delivery?.h?.some((e) => e.f === 'bounced_permanent') ?? false;
       const { suppressed } = await suppressions.isSuppressed(
         planned.intent.tenant ?? 'default',
