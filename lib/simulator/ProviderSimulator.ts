@@ -308,7 +308,7 @@ export const startProviderSimulator = async (
     timers.add(timer);
   };
   const timers = new Set<NodeJS.Timeout>();
-  /** Event id → what runs once that event has been read from the pull feed (answerAfterEventsRead). */
+  /** Event id → what runs once a reader has asked the feed past that event (answerAfterEventsRead). */
   const feedWaiters = new Map<string, () => void>();
   const readFromFeed = (eventId: string) => {
     const waiter = feedWaiters.get(eventId);
@@ -489,7 +489,7 @@ export const startProviderSimulator = async (
       );
     const hold = fault?.spec.answerAfterEventsRead;
     if (hold && result.outcome === 'accepted') {
-      // The answer waits for the message's last event to be read from the feed (or for maxMs).
+      // The answer waits until a reader is past the message's last event in the feed (or for maxMs).
       const last = [...pending].reverse().find((e) => e.messageId === result.messageId);
       let answered = false;
       const once = () => {
@@ -558,12 +558,11 @@ export const startProviderSimulator = async (
       const limit = Math.min(500, Math.max(1, Number(url.searchParams.get('limit') ?? '100')));
       if (!Number.isInteger(after) || after < 0)
         return sendJson(res, 400, { error: 'invalid_request', message: 'after must be a feed cursor' });
-      const data = dueEvents()
-        .filter((e) => e.seq > after)
-        .slice(0, limit);
-      sendJson(res, 200, { data, next: String(data.at(-1)?.seq ?? after) });
-      for (const event of data) readFromFeed(event.id);
-      return;
+      const due = dueEvents();
+      // A reader asks past an event only once it has recorded the page that held it.
+      if (feedWaiters.size > 0) for (const event of due) if (event.seq <= after) readFromFeed(event.id);
+      const data = due.filter((e) => e.seq > after).slice(0, limit);
+      return sendJson(res, 200, { data, next: String(data.at(-1)?.seq ?? after) });
     }
     const byId = /^\/v1\/messages\/([^/]+)$/.exec(path);
     if (method === 'GET' && byId) {

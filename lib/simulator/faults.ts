@@ -35,9 +35,10 @@ export const FaultSpecSchema = z
     /** `delay` only: how long to hold the answer, in ms. */
     delayMs: z.number().int().min(0).max(600_000).optional(),
     /**
-     * Any accepted send: hold the answer until the message's last event has been read from the pull feed
-     * (`GET /v1/events`), then `afterMs` more, at most `maxMs` in all: the provider's event reaches its
-     * reader before the sender hears the answer (an early bounce beats the `accepted` write).
+     * Any accepted send: hold the answer until a reader of the pull feed asks for events past the
+     * message's last one (`GET /v1/events?after=`: a reader moves its cursor only once it has recorded
+     * the page), then `afterMs` more, at most `maxMs` in all: the provider's event is recorded before the
+     * sender hears the answer (an early bounce beats the `accepted` write).
      */
     answerAfterEventsRead: z
       .strictObject({
@@ -64,7 +65,7 @@ export interface ActiveFault {
   id: string;
   spec: FaultSpec;
   remaining: number;
-  /** `answerAfterEventsRead`: the answer went out after its events were read (not at `maxMs`). */
+  /** `answerAfterEventsRead`: the answer went out after a reader was past its events (not at `maxMs`). */
   answeredAfterEventsRead?: boolean;
 }
 

@@ -328,10 +328,9 @@ export const planSoak = (options: SoakPlanOptions): SoakPlan => {
           fault: 'bounce',
           times: 1,
           deliverAfterMs: 0,
-          // Held until the reconciler's pull (every 3 s locally, after its sweep) has read the bounce and
-          // half a second more to record it; at most 7 s, inside the 8 s visibility timeout, so no
-          // redelivery meets the send in flight.
-          answerAfterEventsRead: { afterMs: 500, maxMs: 7_000 },
+          // Held until a feed reader has recorded the bounce (it asks past it); at most 7 s, inside the
+          // 8 s visibility timeout, so no redelivery meets the send in flight.
+          answerAfterEventsRead: { afterMs: 100, maxMs: 7_000 },
         },
       });
       return planned.index;
