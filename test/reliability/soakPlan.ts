@@ -353,7 +353,8 @@ export const planSoak = (options: SoakPlanOptions): SoakPlan => {
       ).index,
   );
   const order = publishOrder.filter((i) => !unpublished.has(i));
-  for (const index of earlyBounces) order.splice(Math.floor(edges() * (order.length + 1)), 0, index);
+  // First in the stream: the feed is short then, so a reader gets to the bounce within the held answer.
+  order.unshift(...earlyBounces);
   // The storm: every copy of every storm message back to back, somewhere in the stream.
   const burst = storm.flatMap((index) => Array.from({ length: copies }, () => index));
   order.splice(Math.floor(edges() * (order.length + 1)), 0, ...burst);
