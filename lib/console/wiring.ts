@@ -23,6 +23,7 @@ import {
   createConsoleHandler,
 } from './ConsoleApi.js';
 import type { AuditLog, AuditQueries } from './ports.js';
+import { sloPanelReadModel } from './sloPanel.js';
 import type { StaticFiles } from './staticFiles.js';
 
 export interface ConsoleWiring {
@@ -82,6 +83,11 @@ export const consoleHandlerFor = (
     capabilities: consoleCapabilities(config),
     auditLog: wiring.auditLog,
     ...(audit ? { audit } : {}),
+    // The SLO panel reads the archive through the same named queries (slo-attainment): DuckDB locally,
+    // Athena in AWS. Without an archive there is no panel, never a zero.
+    ...(audit
+      ? { slo: sloPanelReadModel({ audit, purposes: purposesFor(config), clock: systemClock }) }
+      : {}),
     ...(wiring.exportBundle ? { exportBundle: wiring.exportBundle } : {}),
     ...(config.suppressionTable
       ? {

@@ -308,6 +308,14 @@ export const startProviderSimulator = async (
     timers.add(timer);
   };
   const timers = new Set<NodeJS.Timeout>();
+  /** Event id → what runs once a reader has asked the feed past that event (answerAfterEventsRead). */
+  const feedWaiters = new Map<string, () => void>();
+  const readFromFeed = (eventId: string) => {
+    const waiter = feedWaiters.get(eventId);
+    if (!waiter) return;
+    feedWaiters.delete(eventId);
+    waiter();
+  };
 
   const iso = () => new Date(clock.now()).toISOString();
 
@@ -324,6 +332,7 @@ export const startProviderSimulator = async (
     log.length = 0;
     faults = [];
     pending = [];
+    feedWaiters.clear();
     feed.length = 0;
   };
 
@@ -478,7 +487,32 @@ export const startProviderSimulator = async (
         { id: result.messageId, status: 'accepted' },
         result.outcome === 'replayed' ? { 'Idempotent-Replayed': 'true' } : {},
       );
-    if (fault?.spec.fault === 'delay') {
+    const hold = fault?.spec.answerAfterEventsRead;
+    if (hold && result.outcome === 'accepted') {
+      // The answer waits until a reader is past the message's last event in the feed (or for maxMs).
+      const last = [...pending].reverse().find((e) => e.messageId === result.messageId);
+      let answered = false;
+      const once = () => {
+        if (answered) return;
+        answered = true;
+        answer();
+      };
+      const cap = setTimeout(() => {
+        timers.delete(cap);
+        once();
+      }, hold.maxMs);
+      timers.add(cap);
+      const held = fault;
+      if (last)
+        feedWaiters.set(last.id, () => {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            if (!answered) held.answeredAfterEventsRead = true;
+            once();
+          }, hold.afterMs);
+          timers.add(timer);
+        });
+    } else if (fault?.spec.fault === 'delay') {
       const timer = setTimeout(() => {
         timers.delete(timer);
         answer();
@@ -524,9 +558,10 @@ export const startProviderSimulator = async (
       const limit = Math.min(500, Math.max(1, Number(url.searchParams.get('limit') ?? '100')));
       if (!Number.isInteger(after) || after < 0)
         return sendJson(res, 400, { error: 'invalid_request', message: 'after must be a feed cursor' });
-      const data = dueEvents()
-        .filter((e) => e.seq > after)
-        .slice(0, limit);
+      const due = dueEvents();
+      // A reader asks past an event only once it has recorded the page that held it.
+      if (feedWaiters.size > 0) for (const event of due) if (event.seq <= after) readFromFeed(event.id);
+      const data = due.filter((e) => e.seq > after).slice(0, limit);
       return sendJson(res, 200, { data, next: String(data.at(-1)?.seq ?? after) });
     }
     const byId = /^\/v1\/messages\/([^/]+)$/.exec(path);
