@@ -89,8 +89,22 @@ export interface ReconcileRow {
 export interface BundleRow {
   fn: string;
   entry: string;
+  /** What a cold start reads: index.mjs and the chunks it imports statically (the module path). */
   bytes: number;
   gzipBytes: number;
+  /** Every file of the bundle, the chunks loaded on demand (a dynamic import) included. */
+  totalBytes?: number;
+  files?: number;
+}
+
+/** One package's share of a bundle (esbuild metafile, bytes in the minified output). */
+export interface PackageBytes {
+  /** An npm package name, or a lib/ folder of this repository (`lib/dispatch`). */
+  name: string;
+  /** Bytes on the module path (index.mjs and its static chunks): what every cold start reads. */
+  modulePathBytes: number;
+  /** Bytes in chunks loaded only on demand. */
+  onDemandBytes: number;
 }
 
 export interface ColdStartResult {
@@ -104,6 +118,11 @@ export interface ColdStartResult {
   /** A bundle of only the DynamoDB client + document client, measured interleaved: the SDK floor. */
   referenceInitMs: number[];
   medianReferenceInitMs: number;
+  /** CPU ms (user + system) of the same imports: less sensitive than wall time to a busy shared machine. */
+  dispatcherInitCpuMs?: number[];
+  referenceInitCpuMs?: number[];
+  /** The dispatcher bundle per package, largest module-path share first (esbuild metafile). */
+  dispatcherPackages?: PackageBytes[];
   /** Module init per function (median ms and ÷ the reference, same run); `error` when it did not start. */
   perFunction?: Array<{ fn: string; medianInitMs?: number; ratio?: number; error?: string }>;
   note?: string;

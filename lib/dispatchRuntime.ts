@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AttachmentStore, UriAttachmentStore } from './attachments/AttachmentStore.js';
-import { clientOptionsFor } from './aws/clients.js';
+import { clientOptionsFor } from './aws/clientOptions.js';
 import { isRecordingAwsCommands, recordKeyringCall } from './aws/commandLog.js';
 import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
 import { ConfigurationError } from './domain/errors.js';

@@ -59,7 +59,10 @@ export interface AdmissionDeps {
  * never loads them (the cold start benchmark, bench/coldStart.ts, counts what is on the module path).
  */
 let countryRules: Promise<typeof import('../domain/countryRules.js')> | undefined;
-const checkCountry = async (allowList: readonly string[] | undefined, phone: string): Promise<CountryVerdict> => {
+const checkCountry = async (
+  allowList: readonly string[] | undefined,
+  phone: string,
+): Promise<CountryVerdict> => {
   countryRules ??= import('../domain/countryRules.js');
   return (await countryRules).checkCountry(allowList, phone);
 };
