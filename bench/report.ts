@@ -1,5 +1,5 @@
 import type { BenchResults, WriteUnitRow } from './results.js';
-import { round } from './stats.js';
+import { median, round } from './stats.js';
 
 /** A cell as printed: numbers are rounded, NaN becomes `n/a` (a measurement that did not happen). */
 export const cell = (value: string | number | boolean | undefined, decimals = 2): string => {
@@ -220,6 +220,7 @@ export const renderSummary = (results: BenchResults): string => {
           'ceiling notifications/s',
           'Sendproof notifications/s',
           'ratio',
+          'CPU ms / notification',
           'Powertools calls/s',
           'Powertools raw writes/s (own table)',
           'Powertools ratio (÷ 2-write floor)',
@@ -230,13 +231,14 @@ export const renderSummary = (results: BenchResults): string => {
           cell(r.ceilingNotificationsPerSecond, 1),
           cell(r.dispatcherNotificationsPerSecond, 1),
           cell(r.ratio, 3),
+          cell(r.cpuMsPerNotification, 2),
           cell(r.powertoolsCallsPerSecond, 1),
           cell(r.powertoolsRawWritesPerSecond, 1),
           cell(r.powertoolsRatio, 3),
         ]),
       ),
       '',
-      `Median ratio ${cell(tp.medianRatio, 3)} (Powertools ${cell(tp.medianPowertoolsRatio, 3)}, no history, no send); peak RSS of the dispatcher process ${cell(tp.peakRssMb, 1)} MB (${cell(tp.rssBeforeMb, 1)} MB before the run).`,
+      `Median ratio ${cell(tp.medianRatio, 3)} (Powertools ${cell(tp.medianPowertoolsRatio, 3)}, no history, no send); CPU per notification ${cell(tp.medianCpuMsPerNotification, 2)} ms (Powertools ${cell(tp.medianPowertoolsCpuMsPerCall, 2)} ms per call; the Lambda bill is duration, and this is the part of it the code decides); peak RSS of the dispatcher process ${cell(tp.peakRssMb, 1)} MB (${cell(tp.rssBeforeMb, 1)} MB before the run).`,
     );
   }
   const lat = results.latency;
@@ -308,6 +310,11 @@ export const renderSummary = (results: BenchResults): string => {
       '',
       `Dispatcher module init, median of ${cs.dispatcherInitMs.length} fresh processes: ${cell(cs.medianInitMs, 1)} ms (runs: ${cs.dispatcherInitMs.map((v) => cell(v, 1)).join(', ')}).`,
       `Reference (DynamoDB client + document client only, same options, interleaved): ${cell(cs.medianReferenceInitMs, 1)} ms; dispatcher / reference = ${cell(cs.medianInitMs / cs.medianReferenceInitMs, 2)}.${cs.note ? ` ${cs.note}` : ''}`,
+      ...(cs.dispatcherInitCpuMs?.length && cs.referenceInitCpuMs?.length
+        ? [
+            `CPU time of the same imports (user + system, less sensitive to a busy machine than wall time): dispatcher ${cell(median(cs.dispatcherInitCpuMs), 1)} ms, reference ${cell(median(cs.referenceInitCpuMs), 1)} ms, ratio ${cell(median(cs.dispatcherInitCpuMs) / median(cs.referenceInitCpuMs), 2)}.`,
+          ]
+        : []),
       `Per function, module init ÷ reference: ${(cs.perFunction ?? [])
         .map(
           (f) =>
@@ -315,6 +322,25 @@ export const renderSummary = (results: BenchResults): string => {
         )
         .join(', ')}.`,
     );
+    if (cs.dispatcherPackages?.length)
+      parts.push(
+        '',
+        '#### What the dispatcher bundle holds, by package (esbuild metafile)',
+        '',
+        'Minified bytes; "module path" is what every cold start reads (index.mjs and the chunks it imports',
+        'statically), "on demand" the chunks a dynamic import loads on the path that needs them.',
+        '',
+        renderTable(
+          ['package', 'module path KiB', 'on demand KiB'],
+          [
+            ...cs.dispatcherPackages.filter((p) => p.modulePathBytes > 0).slice(0, 16),
+            ...cs.dispatcherPackages
+              .filter((p) => p.modulePathBytes === 0)
+              .sort((a, b) => b.onDemandBytes - a.onDemandBytes)
+              .slice(0, 10),
+          ].map((p) => [p.name, cell(p.modulePathBytes / 1024, 1), cell(p.onDemandBytes / 1024, 1)]),
+        ),
+      );
   }
   return parts.join('\n');
 };
@@ -416,7 +442,7 @@ export const readmeBenchSection = (results: BenchResults): string => {
   if (tp)
     parts.push(
       '',
-      `Throughput, median of ${tp.rounds.length} rounds at ${tp.concurrency} in flight: Sendproof ${cell(tp.medianRatio, 3)} of its floor (raw conditional writes/s ÷ ${cell(tp.writesPerNotification)} requests per notification, with full history and a real send), Powertools idempotency ${cell(tp.medianPowertoolsRatio, 3)} of its own two-write floor (bare puts of its record shape on its own table ÷ 2; no history, no send); calls/s per round: ${tp.rounds.map((r) => `${cell(r.dispatcherNotificationsPerSecond, 0)} vs ${cell(r.powertoolsCallsPerSecond, 0)}`).join(', ')}.`,
+      `Throughput, median of ${tp.rounds.length} rounds at ${tp.concurrency} in flight: Sendproof ${cell(tp.medianRatio, 3)} of its floor (raw conditional writes/s ÷ ${cell(tp.writesPerNotification)} requests per notification, with full history and a real send), Powertools idempotency ${cell(tp.medianPowertoolsRatio, 3)} of its own two-write floor (bare puts of its record shape on its own table ÷ 2; no history, no send); CPU per notification ${cell(tp.medianCpuMsPerNotification, 2)} ms (Powertools ${cell(tp.medianPowertoolsCpuMsPerCall, 2)} ms per call); calls/s per round: ${tp.rounds.map((r) => `${cell(r.dispatcherNotificationsPerSecond, 0)} vs ${cell(r.powertoolsCallsPerSecond, 0)}`).join(', ')}.`,
     );
   const cs = results.coldStart;
   if (cs)

@@ -45,6 +45,10 @@ export interface ThroughputRound {
   notifications: number;
   dispatcherNotificationsPerSecond: number;
   ratio: number;
+  /** CPU ms (user + system) of the dispatcher process per notification: the Lambda bill's driver. */
+  cpuMsPerNotification?: number;
+  /** The same for one Powertools idempotent call (no send, no history), same process, same round. */
+  powertoolsCpuMsPerCall?: number;
   /** The real @aws-lambda-powertools/idempotency (makeIdempotent + DynamoDBPersistenceLayer), same run. */
   powertoolsCallsPerSecond: number;
   /** Bare conditional puts/s of a Powertools-shaped record to its own table (no index, no stream). */
@@ -59,6 +63,8 @@ export interface ThroughputResult {
   rounds: ThroughputRound[];
   medianRatio: number;
   medianPowertoolsRatio: number;
+  medianCpuMsPerNotification?: number;
+  medianPowertoolsCpuMsPerCall?: number;
   peakRssMb: number;
   rssBeforeMb: number;
 }
