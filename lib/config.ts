@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigurationError } from './domain/errors.js';
 import { ATTENTION_SHARDS } from './ledger/attentionIndex.js';
 import { RateSettingsSchema } from './rate/settings.js';

@@ -1,7 +1,6 @@
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AttachmentStore, UriAttachmentStore } from './attachments/AttachmentStore.js';
-import { clientOptionsFor } from './aws/clients.js';
+import { clientOptionsFor } from './aws/clientOptions.js';
 import { isRecordingAwsCommands, recordKeyringCall } from './aws/commandLog.js';
 import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
 import { ConfigurationError } from './domain/errors.js';
@@ -83,6 +82,8 @@ const LOCAL_CONTENT_HASH_KEY = 'sendproof-local-content-hash-key-not-for-product
 
 const resolveContentHashKey = async (config: Config): Promise<string> => {
   if (config.contentHashSecretArn) {
+    // Loaded only when a secret is configured (the Secrets Manager client stays off a local module path).
+    const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
     const value = await getSecret(config.contentHashSecretArn, { maxAge: 3600 });
     if (typeof value !== 'string' || value.length < 16)
       throw new ConfigurationError('the content-hash secret must be a string of at least 16 characters');

@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { clientOptionsFor, dynamoDocumentClient } from './aws/clients.js';
+import { clientOptionsFor } from './aws/clientOptions.js';
+import { dynamoDocumentClient } from './aws/dynamoClients.js';
 import { type Config, requireSettings } from './config.js';
 import type { Clock } from './domain/clock.js';
 import { PurposeRegistry } from './domain/purposes.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SendproofError } from '../domain/errors.js';
 import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink } from '../observability.js';
 import { type ExchangeTimeouts, lookupGet } from '../transports/HttpExchange.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { rowKeyOfLabel } from '../domain/keys.js';
 import { boundWhy } from '../ledger/why.js';
 import { KEY_TAG, ROW_TAG } from '../transports/labels.js';

@@ -2,7 +2,7 @@ import { EventWebhook } from '@sendgrid/eventwebhook';
 import { Webhook, WebhookVerificationError } from 'svix';
 // The request validator only: the package root loads the whole REST client.
 import { validateRequest } from 'twilio/lib/webhooks/webhooks.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
 import { bounceFact, evidence, KEY_SHAPE, type ParsedEvent, timeOf } from './events.js';
 import type { EvidenceFact } from './facts.js';

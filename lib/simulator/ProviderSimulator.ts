@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
 import { ROW_TAG } from '../transports/labels.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Fault kinds the simulator can inject. Part of the public admin API (`POST /_sim/faults`). */
 export const FAULT_KINDS = [
