@@ -12,6 +12,4 @@ const SENDABLE_INITIAL_STATES: readonly DeliveryState[] = ['claimed', 'dispatchi
  * DynamoLedger and MemoryLedger alike (the ledger contract holds both to it).
  */
 export const needsEvidencePointer = (record: DeliveryRecord): boolean =>
-  record.kind === 'delivery' &&
-  SENDABLE_INITIAL_STATES.includes(record.state) &&
-  !labelCarriesKey(record.pk);
+  record.kind === 'delivery' && SENDABLE_INITIAL_STATES.includes(record.state) && !labelCarriesKey(record.pk);

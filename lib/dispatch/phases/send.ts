@@ -1,8 +1,8 @@
 import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
-import type { OutboundMessage, SendResult } from '../../transports/port.js';
 import { labelKeyOf, sealLabel } from '../../transports/labels.js';
+import type { OutboundMessage, SendResult } from '../../transports/port.js';
 import { type ChannelRun, done, move, providerHolds, type Step, ttlFor } from '../run.js';
 
 /**

@@ -32,6 +32,7 @@ import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
 import { healthReportIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from '../reconcile/support.js';
+import { testLabelKeys } from '../../support/evidenceLabels.js';
 
 /**
  * Issue 25: the providers' documented payloads and error answers are the contract. Every case in
@@ -70,6 +71,7 @@ beforeAll(async () => {
   sim = await startProviderSimulator();
   h = await createHarness(sim, clock);
   recorder = new EvidenceRecorder({
+    labels: testLabelKeys,
     ledger: h.ledger,
     store: new DynamoEvidenceStore(localDynamo().doc, h.table),
     suppressions: h.suppressions,

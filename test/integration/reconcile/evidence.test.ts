@@ -3,7 +3,7 @@ import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
-import { type Evidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import { type ProviderEvidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
@@ -17,7 +17,7 @@ import {
   sweeperFor,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { type Echoed, sesTags, smsContext } from '../../support/evidenceLabels.js';
+import { type Echoed, sesTags, smsContext, testLabelKeys } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly, reconcilerFor } from './support.js';
@@ -74,7 +74,7 @@ const smsSnsEvent = (key: Echoed, messageStatus: string, messageId: string) => (
   ],
 });
 
-const evidenceOf = (event: unknown): Evidence => {
+const evidenceOf = (event: unknown): ProviderEvidence => {
   const [parsed] = parseLambdaEvent(event);
   if (parsed?.kind !== 'evidence') throw new Error(`not evidence: ${JSON.stringify(parsed)}`);
   return parsed.evidence;
@@ -95,6 +95,7 @@ beforeAll(async () => {
   sim = await startProviderSimulator();
   h = await createHarness(sim, clock);
   recorder = new EvidenceRecorder({
+    labels: testLabelKeys,
     ledger: h.ledger,
     store: new DynamoEvidenceStore(localDynamo().doc, h.table),
     suppressions: h.suppressions,

@@ -13,6 +13,7 @@ import { localDynamo } from '../../support/dynamo.js';
 import { resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from './support.js';
+import { testLabelKeys } from '../../support/evidenceLabels.js';
 
 // Real servers: DynamoDB Local and the provider simulator (its GET /v1/events feed) over HTTP.
 const clock = new ManualClock(Date.now());
@@ -27,6 +28,7 @@ const pullFor = (name: string) =>
     feed: restEventFeed({ baseUrl: sim.url, limit: 3 }),
     store,
     recorder: new EvidenceRecorder({
+      labels: testLabelKeys,
       ledger: h.ledger,
       store,
       suppressions: h.suppressions,

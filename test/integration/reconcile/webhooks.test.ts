@@ -27,6 +27,7 @@ import { localDynamo } from '../../support/dynamo.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { RecordingMetrics } from './support.js';
+import { testLabelKeys } from '../../support/evidenceLabels.js';
 
 // Real servers: DynamoDB Local, the provider simulator, and the evidence endpoint over HTTP on 127.0.0.1.
 // Signatures are made with the providers' own schemes (svix, twilio, ECDSA) and checked by their libraries.
@@ -89,6 +90,7 @@ beforeAll(async () => {
   keys = generateSigningKeys();
   store = new DynamoEvidenceStore(localDynamo().doc, h.table);
   const recorder = new EvidenceRecorder({
+    labels: testLabelKeys,
     ledger: h.ledger,
     store,
     suppressions: h.suppressions,
