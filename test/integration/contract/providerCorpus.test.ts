@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sesClient, smsV2Client } from '../../../lib/aws/messagingClients.js';
-import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
@@ -32,7 +31,7 @@ import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
 import { healthReportIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from '../reconcile/support.js';
-import { testLabelKeys } from '../../support/evidenceLabels.js';
+import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 
 /**
  * Issue 25: the providers' documented payloads and error answers are the contract. Every case in
@@ -112,38 +111,34 @@ const rowFor = async (c: MessageCase, state: 'accepted' | 'unknown'): Promise<De
 type Json = Record<string, unknown>;
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
-/** Puts our labels where the provider documents it echoes a message's tags (key hash, row label). */
+/** Puts our label where the provider documents it echoes a message's tags (lib/transports/labels.ts). */
 const echoed = (c: MessageCase, row: DeliveryRecord | undefined): Json => {
   const payload = clone(c.payload) as Json;
   if (!row || !c.echo) return payload;
-  const label = rowLabelOf(row.pk);
-  const hash = row.idempotencyKey;
+  const label = labelOf(row);
   if (c.provider === 'ses') {
     const mail = ((payload.detail as Json | undefined)?.mail ?? payload.mail) as Json;
     mail.tags = {
       ...(mail.tags as Json),
-      'sendproof-key': [hash],
-      ...(label ? { 'sendproof-row': [label] } : {}),
+      'sendproof-key': [label],
     };
   }
   if (c.provider === 'sms-v2') {
     const event = ((payload.detail as Json | undefined) ?? payload) as Json;
     event.context = {
       ...(event.context as Json),
-      'sendproof-key': hash,
-      ...(label ? { 'sendproof-row': label } : {}),
+      'sendproof-key': label,
     };
   }
   if (c.provider === 'resend') {
     const data = payload.data as Json;
     data.tags = {
       ...(data.tags as Json),
-      'sendproof-key': hash,
-      ...(label ? { 'sendproof-row': label } : {}),
+      'sendproof-key': label,
     };
   }
   if (c.provider === 'sendgrid')
-    Object.assign(payload, { sendproof_key: hash, ...(label ? { sendproof_row: label } : {}) });
+    Object.assign(payload, { sendproof_key: label });
   return payload;
 };
 
@@ -209,7 +204,7 @@ const parse = (c: MessageCase, row?: DeliveryRecord): ParsedEvent => {
     );
   } else {
     const query =
-      row && c.echo ? `?k=${row.idempotencyKey}${rowLabelOf(row.pk) ? `&r=${rowLabelOf(row.pk)}` : ''}` : '';
+      row && c.echo ? `?k=${labelOf(row)}` : '';
     const url = `${WEBHOOK_BASE}/twilio${query}`;
     const signed = signTwilio(keys, url, payload as Record<string, string>);
     verdict = verifyWebhook(

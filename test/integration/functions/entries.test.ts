@@ -11,7 +11,6 @@ import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
 import { ENV } from '../../../lib/config.js';
-import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from '../../../lib/ledger/DynamoOperatorQueries.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
@@ -26,11 +25,13 @@ import {
   signResend,
 } from '../../../lib/simulator/webhookSigners.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
-import { sesTags } from '../../support/evidenceLabels.js';
+import { labelOf, sesTags } from '../../support/evidenceLabels.js';
 import { MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
 
 // The Lambda entry modules themselves, imported with the environment the CDK constructs set, against
 // real servers: DynamoDB Local (global setup) and the provider simulator (a test double) over HTTP.
+/** The deployment secret the functions read (SENDPROOF_CONTENT_HASH_KEY): labels are sealed under it. */
+const ENTRIES_CONTENT_KEY = 'entries-test-content-hash-key-000';
 let sim: RunningProviderSimulator;
 let ledger: DynamoLedger;
 let queries: DynamoOperatorQueries;
@@ -91,7 +92,7 @@ beforeAll(async () => {
     [ENV.emailTransport]: 'simulator',
     [ENV.smsTransport]: 'simulator',
     [ENV.restBaseUrl]: sim.url,
-    [ENV.contentHashKey]: 'entries-test-content-hash-key-000',
+    [ENV.contentHashKey]: ENTRIES_CONTENT_KEY,
     // The sweep looks at a parked notification 1 s after it is due, and again 1 s after a resume.
     [ENV.parkGraceSeconds]: '1',
     [ENV.webhookSecrets]: JSON.stringify(signingKeys.secrets),
@@ -160,7 +161,7 @@ describe('Lambda entry points', () => {
         mail: {
           timestamp: new Date().toISOString(),
           messageId: 'ses-entry-1',
-          tags: sesTags(row),
+          tags: sesTags(row, ENTRIES_CONTENT_KEY),
         },
       },
     };
@@ -214,8 +215,7 @@ describe('Lambda entry points', () => {
         email_id: 'resend-entry-1',
         to: [MARKERS.email],
         tags: [
-          { name: 'sendproof-key', value: row.idempotencyKey },
-          { name: 'sendproof-row', value: rowLabelOf(row.pk)! },
+          { name: 'sendproof-key', value: labelOf(row, ENTRIES_CONTENT_KEY) },
         ],
       },
     });
