@@ -185,7 +185,7 @@ export class Alarms extends Construct {
       ),
       evidenceAlarm(
         'EvidenceRefused',
-        'Signed provider events refused: the label is not this deployment\'s, or the event names another message than the row (a forged or replayed label)',
+        "Signed provider events refused: the label is not this deployment's, or the event names another message than the row (a forged or replayed label)",
         evidenceQuery(METRIC.evidenceRefused),
         thresholds.evidenceRefused,
       ),

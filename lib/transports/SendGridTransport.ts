@@ -86,7 +86,7 @@ export class SendGridTransport implements Transport {
     this.clock = options.clock ?? systemClock;
   }
 
-  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
     const content = [
       { type: 'text/plain', value: message.text },
       ...(message.html !== undefined ? [{ type: 'text/html', value: message.html }] : []),

@@ -84,7 +84,7 @@ export class SesTransport implements Transport {
     return this.loaded;
   }
 
-  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
     // The SDK loads on the first send, so a function configured for another transport never loads it.
     const [{ SendEmailCommand }, client] = await Promise.all([
       import('@aws-sdk/client-sesv2'),

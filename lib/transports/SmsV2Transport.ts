@@ -93,7 +93,7 @@ export class SmsV2Transport implements Transport {
     return this.loaded;
   }
 
-  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
     const now = this.clock.now();
     let timeToLive: number | undefined;
     if (message.expiresAtMs !== undefined) {

@@ -133,7 +133,7 @@ export class TwilioTransport implements Transport {
     };
   }
 
-  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
     const now = this.clock.now();
     const form = new URLSearchParams({ To: message.to, Body: message.text });
     if (this.options.statusCallbackUrl) {

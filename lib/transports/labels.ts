@@ -106,16 +106,11 @@ export const openLabel = (key: LabelKey, label: string): OpenedLabel | undefined
 };
 
 /**
- * SES message tags accept only [A-Za-z0-9_-], at most 256 characters, in names and values (SES v2
- * API Reference, MessageTag). Anything else becomes `_`; an empty value becomes `_`.
+ * The tags a message carries: the label, and nothing readable (no tenant or purpose tag: both are
+ * identifiers, and a tenant such as `clinic.example` is not even a valid SES tag value). Names and values
+ * are in SES's tag alphabet, [A-Za-z0-9_-] up to 256 characters, which Resend, SMS `Context`, SendGrid and
+ * a URL query also take unchanged.
  */
-export const sesTagValue = (value: string): string =>
-  value.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, LABEL_MAX) || '_';
-
-/** Resend tags take the same alphabet ("ASCII letters, numbers, underscores, or dashes"). */
-export const resendTagValue = sesTagValue;
-
-/** The tags a message carries: the label, and nothing readable. */
 export const labelsFor = (label: string): Array<{ name: string; value: string }> => [
   { name: KEY_TAG, value: label },
 ];

@@ -26,12 +26,12 @@ import { TwilioTransport } from '../../../lib/transports/TwilioTransport.js';
 import { type CorpusCase, loadCorpus } from '../../contract/providers/corpus.js';
 import { createHarness, type Harness, pdfAttachment, restTransports } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
+import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 import { emailMessage, keyFor, smsMessage } from '../../support/fakes/outbound.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
 import { healthReportIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from '../reconcile/support.js';
-import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 
 /**
  * Issue 25: the providers' documented payloads and error answers are the contract. Every case in
@@ -137,8 +137,7 @@ const echoed = (c: MessageCase, row: DeliveryRecord | undefined): Json => {
       'sendproof-key': label,
     };
   }
-  if (c.provider === 'sendgrid')
-    Object.assign(payload, { sendproof_key: label });
+  if (c.provider === 'sendgrid') Object.assign(payload, { sendproof_key: label });
   return payload;
 };
 
@@ -203,8 +202,7 @@ const parse = (c: MessageCase, row?: DeliveryRecord): ParsedEvent => {
       now,
     );
   } else {
-    const query =
-      row && c.echo ? `?k=${labelOf(row)}` : '';
+    const query = row && c.echo ? `?k=${labelOf(row)}` : '';
     const url = `${WEBHOOK_BASE}/twilio${query}`;
     const signed = signTwilio(keys, url, payload as Record<string, string>);
     verdict = verifyWebhook(

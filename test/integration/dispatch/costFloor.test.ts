@@ -17,10 +17,10 @@ import {
 import { FileTemplateStore } from '../../../lib/templates/FileTemplateStore.js';
 import { CapturingLogger, CONTENT_KEY, restTransports } from '../../support/dispatchHarness.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
+import { labelOf } from '../../support/evidenceLabels.js';
 import { resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { TEST_SEAL_KEY } from '../../support/sealKey.js';
-import { labelOf } from '../../support/evidenceLabels.js';
 
 // Real servers: DynamoDB Local (global setup) and the provider simulator over HTTP on 127.0.0.1.
 let sim: RunningProviderSimulator;

@@ -214,9 +214,7 @@ describe('Lambda entry points', () => {
       data: {
         email_id: 'resend-entry-1',
         to: [MARKERS.email],
-        tags: [
-          { name: 'sendproof-key', value: labelOf(row, ENTRIES_CONTENT_KEY) },
-        ],
+        tags: [{ name: 'sendproof-key', value: labelOf(row, ENTRIES_CONTENT_KEY) }],
       },
     });
     // Act

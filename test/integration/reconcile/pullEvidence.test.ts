@@ -10,10 +10,10 @@ import {
 import type { Transport } from '../../../lib/transports/port.js';
 import { createHarness, type Harness, restTransports } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
+import { testLabelKeys } from '../../support/evidenceLabels.js';
 import { resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from './support.js';
-import { testLabelKeys } from '../../support/evidenceLabels.js';
 
 // Real servers: DynamoDB Local and the provider simulator (its GET /v1/events feed) over HTTP.
 const clock = new ManualClock(Date.now());

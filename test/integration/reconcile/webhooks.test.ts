@@ -23,10 +23,10 @@ import {
   restTransports,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
+import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { RecordingMetrics } from './support.js';
-import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 
 // Real servers: DynamoDB Local, the provider simulator, and the evidence endpoint over HTTP on 127.0.0.1.
 // Signatures are made with the providers' own schemes (svix, twilio, ECDSA) and checked by their libraries.
@@ -43,8 +43,15 @@ const post = async (path: string, request: SignedRequest, query = '') =>
   fetch(`${server.url}/${path}${query}`, { method: 'POST', headers: request.headers, body: request.body });
 
 let seq = 0;
-const accepted = async (channel: 'email' | 'sms'): Promise<DeliveryRecord> => {
-  const intent = resetIntent({ eventId: `wh-${channel}-${++seq}`, channels: [channel] }, clock.now());
+const accepted = async (channel: 'email' | 'sms', ref?: string): Promise<DeliveryRecord> => {
+  const intent = resetIntent(
+    {
+      eventId: `wh-${channel}-${++seq}`,
+      channels: [channel],
+      ...(ref ? { recipient: { ref, email: MARKERS.email, phone: MARKERS.phone } } : {}),
+    },
+    clock.now(),
+  );
   const out = await h.dispatcher({ transports: restTransports(sim) }).handle(JSON.stringify(intent), {
     messageId: `m-${seq}`,
   });
@@ -229,7 +236,7 @@ describe('signed push evidence', () => {
     // Prepare: anyone with a send-only key on the account (or a second deployment on it) can send to a
     // bouncing address with these custom args: the hash is SHA-256 of a guessable key, the row key its
     // base64url (the labels before they were sealed). SendGrid signs the bounce it produces.
-    const row = await accepted('email');
+    const row = await accepted('email', 'u-forged-hash');
     const [event] = sendgridEvents(row, 'bounce');
     const forged = signSendGrid(keys, [
       {
@@ -259,7 +266,7 @@ describe('signed push evidence', () => {
   it("a signed bounce with the row's authentic label but another message id is refused: the row speaks only for its own message", async () => {
     // Prepare: the label was seen on another event (every deployment on the account receives them all)
     // and replayed on a message sent to a bouncing address
-    const row = await accepted('email');
+    const row = await accepted('email', 'u-replayed-label');
     const [event] = sendgridEvents(row, 'bounce');
     const replayed = signSendGrid(keys, [{ ...event, sg_message_id: 'someone-elses.filter0001' }]);
     // Act

@@ -5,12 +5,12 @@ import {
   deriveDedupeKey,
   hashKey,
   identityOf,
-  parseDedupeKey,
   LABEL_KEY_MAX_BYTES,
   labelCarriesKey,
+  parseDedupeKey,
 } from '../../../lib/domain/keys.js';
-import { labelKeyOf, openLabel, sealLabel } from '../../../lib/transports/labels.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { labelKeyOf, openLabel, sealLabel } from '../../../lib/transports/labels.js';
 import { receiptIntent, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { hashKey } from '../../../lib/domain/keys.js';
-import { labelKeyOf, sealLabel } from '../../../lib/transports/labels.js';
 import { parseLambdaEvent, parseSesEvent, parseSmsEvent } from '../../../lib/evidence/events.js';
 import { parseRestEvent } from '../../../lib/evidence/PullEvidence.js';
 import { parseResendEvent, parseSendGridEvent, parseTwilioCallback } from '../../../lib/evidence/webhooks.js';
+import { labelKeyOf, sealLabel } from '../../../lib/transports/labels.js';
 
 /** Parsing only checks a label's shape; the recorder opens it (lib/evidence/labelAuth.ts). */
 const KEY = 'a'.repeat(64);
@@ -99,7 +98,10 @@ describe('provider events as evidence', () => {
 
   it('every provider event hands its label on as it came, to be opened by the recorder; without one it is not ours', () => {
     // Prepare: the label the dispatcher sends (opaque: no tenant, purpose, event or recipient in it)
-    const label = sealLabel(labelKeyOf('test-secret-0123456789'), 'acme-games:password-reset:evt-1:player-1:email');
+    const label = sealLabel(
+      labelKeyOf('test-secret-0123456789'),
+      'acme-games:password-reset:evt-1:player-1:email',
+    );
     // Act
     const parsed = [
       parseSesEvent({ eventType: 'Send', mail: { messageId: 'm', tags: { 'sendproof-key': [label] } } }),
@@ -120,7 +122,10 @@ describe('provider events as evidence', () => {
         channel: 'email',
         tags: { 'sendproof-key': label },
       }),
-      parseSesEvent({ eventType: 'Send', mail: { messageId: 'm', tags: { 'sendproof-purpose': ['receipt'] } } }),
+      parseSesEvent({
+        eventType: 'Send',
+        mail: { messageId: 'm', tags: { 'sendproof-purpose': ['receipt'] } },
+      }),
     ];
     // Assess
     expect(parsed.map((p) => (p.kind === 'evidence' ? p.evidence.label : p.reason))).toEqual([

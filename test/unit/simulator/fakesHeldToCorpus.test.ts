@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../../lib/domain/keys.js';
-import { labelKeyOf, sealLabel } from '../../../lib/transports/labels.js';
 import { type ParsedEvent, parseLambdaEvent } from '../../../lib/evidence/events.js';
 import { parseResendEvent, parseSendGridEvent, parseTwilioCallback } from '../../../lib/evidence/webhooks.js';
 import { type SentMail, sesEvent } from '../../../lib/local/SesEventEmitter.js';
@@ -10,6 +9,7 @@ import {
   sendGridWebhookEvent,
   twilioCallbackParams,
 } from '../../../lib/simulator/webhookPayloads.js';
+import { labelKeyOf, sealLabel } from '../../../lib/transports/labels.js';
 import { type CorpusCase, loadCorpus } from '../../contract/providers/corpus.js';
 
 /**
@@ -83,9 +83,7 @@ describe('the local SES event emitter emits what SES documents', () => {
     from: 'receipts@sendproof.test',
     to: ['recipient@example.com'],
     subject: 'Your receipt',
-    tags: [
-      { Name: 'sendproof-key', Value: LABEL },
-    ],
+    tags: [{ Name: 'sendproof-key', Value: LABEL }],
     configurationSet: 'sendproof-events',
     sentAt: Date.parse('2026-12-02T10:00:00Z'),
   };
