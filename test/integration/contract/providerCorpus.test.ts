@@ -1,3 +1,4 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sesClient, smsV2Client } from '../../../lib/aws/messagingClients.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
@@ -105,7 +106,19 @@ const rowFor = async (c: MessageCase, state: 'accepted' | 'unknown'): Promise<De
   const outcome = await h.dispatcher({ transports }).handle(JSON.stringify(intent), { messageId: `m-${n}` });
   const row = (await h.ledger.get(outcome.channels[0]!.dedupeKey))!;
   expect(row.state).toBe(state);
-  return row;
+  const documentedId = c.expected.result === 'evidence' ? c.expected.providerMessageId : undefined;
+  if (state === 'unknown' || !documentedId) return row;
+  // A provider reports on the message it accepted: the accepted row holds the id the documented event
+  // names, as the send's answer would have given it (the simulator answered with an id of its own).
+  await localDynamo().doc.send(
+    new UpdateCommand({
+      TableName: h.table,
+      Key: { pk: row.pk },
+      UpdateExpression: 'SET providerMessageId = :id',
+      ExpressionAttributeValues: { ':id': documentedId },
+    }),
+  );
+  return (await h.ledger.get(row.pk))!;
 };
 
 type Json = Record<string, unknown>;
