@@ -60,7 +60,6 @@ export type ParsedEvent =
   | { kind: 'evidence'; evidence: ProviderEvidence }
   | { kind: 'ignored'; source: EvidenceSource | 'unknown'; reason: string; signal?: ProviderSignal };
 
-export const KEY_SHAPE = /^[a-f0-9]{64}$/;
 export { LABEL_SHAPE };
 
 /** Epoch ms from an ISO timestamp, or undefined. */
