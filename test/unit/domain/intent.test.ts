@@ -107,7 +107,9 @@ describe('intent boundary', () => {
       expect(result.error.issues.find((i) => i.field === field)?.message).toContain('no @ or +');
     }
     // A dotted id that is not an address is still a good key component.
-    expect(parseIntent(JSON.stringify(resetIntent({ eventId: 'jane.doe.reset-1' }, now)), deps).ok).toBe(true);
+    expect(parseIntent(JSON.stringify(resetIntent({ eventId: 'jane.doe.reset-1' }, now)), deps).ok).toBe(
+      true,
+    );
   });
 
   it('refuses a recipient ref that is the address itself, since the ref is stored and archived', () => {
