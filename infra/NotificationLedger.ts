@@ -300,6 +300,9 @@ export class NotificationLedger extends Construct {
     this.tables
       .bindTo(this.evidence.webhook, { ledger: 'readwrite', suppression: 'readwrite' })
       .setEnv(ENV.purposes, purposesJson);
+    // Every event's label is opened with keys derived from the deployment secret (lib/evidence/labelAuth.ts).
+    this.evidence.function.bindContentHashSecret(this.contentHashSecret);
+    this.evidence.webhook.bindContentHashSecret(this.contentHashSecret);
     // The purposes' SMS countries also hold at the provider, for any caller that bypasses Sendproof.
     const smsCountries = protectedSmsCountries(props.purposes ?? []);
     if (props.sms.transport === 'sms-v2' && this.evidence.smsConfigurationSet && smsCountries) {
@@ -324,7 +327,8 @@ export class NotificationLedger extends Construct {
       maxPagesPerRun: props.reconcileMaxPagesPerRun ?? 50,
       logRetention: props.logRetention,
     });
-    // Lookups only: the reconciler asks providers about lost answers (provider secret), never hashes content.
+    // Lookups: the reconciler asks providers about lost answers (provider secret), never hashes content;
+    // it reads the content-hash secret only to open the labels of pulled events (lib/evidence/labelAuth.ts).
     // The sweep re-publishes a notice naming a sealed notification; it never opens seals itself, and it
     // releases (deletes) a seal whose rows are all final. Pull evidence it records (a bounce fetched from a
     // provider's feed) suppresses the recipient, as the evidence function's does.
@@ -339,7 +343,8 @@ export class NotificationLedger extends Construct {
         .setEnv(
           ENV.parkGraceSeconds,
           String(DISPATCHER_TIMEOUT.toSeconds() * INTAKE_QUEUE.visibilityTimeoutMultiplier),
-        ),
+        )
+        .bindContentHashSecret(this.contentHashSecret),
     );
 
     // Every function that reads or writes the attention index uses the same shard count.

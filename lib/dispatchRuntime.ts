@@ -13,6 +13,7 @@ import { Pacer, TokenSlots } from './rate/Pacer.js';
 import { SpendBreaker } from './rate/SpendBreaker.js';
 import type { IntentSealer } from './seal/IntentSealer.js';
 import { lazySealer } from './seal/lazySealer.js';
+import { resolveContentHashKey } from './secrets/contentHashKey.js';
 import { FileTemplateStore } from './templates/FileTemplateStore.js';
 import type { TemplateRenderer } from './templates/port.js';
 import { transportsFor } from './transports/configured.js';
@@ -75,25 +76,6 @@ export const admissionFor = (
     now: deps.now,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
-};
-
-/** A fixed key for laptops and tests only: a deployed stack always reads its key from Secrets Manager. */
-const LOCAL_CONTENT_HASH_KEY = 'sendproof-local-content-hash-key-not-for-production';
-
-const resolveContentHashKey = async (config: Config): Promise<string> => {
-  if (config.contentHashSecretArn) {
-    // Loaded only when a secret is configured (the Secrets Manager client stays off a local module path).
-    const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
-    const value = await getSecret(config.contentHashSecretArn, { maxAge: 3600 });
-    if (typeof value !== 'string' || value.length < 16)
-      throw new ConfigurationError('the content-hash secret must be a string of at least 16 characters');
-    return value;
-  }
-  if (config.contentHashKey) return config.contentHashKey;
-  if (config.endpointDynamoDb) return LOCAL_CONTENT_HASH_KEY;
-  throw new ConfigurationError(
-    'no content-hash key: set SENDPROOF_CONTENT_HASH_SECRET_ARN (deployed) or SENDPROOF_CONTENT_HASH_KEY (local)',
-  );
 };
 
 /** A fixed seal key for laptops and tests only (32 bytes): a deployed stack seals with its KMS key. */

@@ -6,6 +6,7 @@ import type { Clock } from './domain/clock.js';
 import { PurposeRegistry } from './domain/purposes.js';
 import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';
+import { labelKeysFor } from './evidence/labelAuth.js';
 import { PullEvidence, restEventFeed } from './evidence/PullEvidence.js';
 import { DynamoLedger } from './ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from './ledger/DynamoOperatorQueries.js';
@@ -34,8 +35,9 @@ export const evidenceStoreFor = (config: Config, documentClient = documentClient
   new DynamoEvidenceStore(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable);
 
 /**
- * The evidence recorder over the ledger table's `ev#` items. The suppression list is wired when the
- * configuration names one (the evidence function's does: bounces and complaints suppress).
+ * The evidence recorder over the ledger table's `ev#` items, opening labels with the deployment's secret
+ * (the content-hash secret: every function that records evidence reads it). The suppression list is wired
+ * when the configuration names one (the evidence function's does: bounces and complaints suppress).
  */
 export const evidenceRecorderFor = (
   config: Config,
@@ -46,6 +48,8 @@ export const evidenceRecorderFor = (
     ledger: ledgerFor(config, documentClient),
     store: evidenceStoreFor(config, documentClient),
     purposes: purposesFor(config),
+    // Every event's label is opened with the deployment's secret before anything is written.
+    labels: labelKeysFor(config),
     ...(config.suppressionTable
       ? { suppressions: new DynamoSuppressionList(documentClient, config.suppressionTable) }
       : {}),

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import * as z from 'zod';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
-import { ROW_TAG } from '../transports/labels.js';
+import { KEY_TAG } from '../transports/labels.js';
 import {
   type ActiveFault,
   type FaultSpec,
@@ -67,7 +67,7 @@ export interface SimEvent {
   /** ISO 8601: when it happened. */
   at: string;
   bounceType?: 'Permanent' | 'Transient';
-  /** The send's tags, echoed as SES echoes EmailTags (the row label is `sendproof-row`). */
+  /** The send's tags, echoed as SES echoes EmailTags (the label is `sendproof-key`). */
   tags?: Record<string, string>;
 }
 
@@ -259,19 +259,19 @@ export const startProviderSimulator = async (
 
   /**
    * The provider-shaped, signed webhook for one event, built as the provider documents it
-   * (lib/simulator/webhookPayloads.ts; only the key hash, the row label and the ids are real).
+   * (lib/simulator/webhookPayloads.ts; only the label and the ids are real).
    */
   const webhookFor = (
     event: Omit<SimEvent, 'seq'>,
   ): { path: string; request: ReturnType<typeof signResend> } | undefined => {
     const hooks = options.webhooks;
-    if (!hooks || !event.idempotencyKey) return undefined;
+    const label = event.tags?.[KEY_TAG];
+    if (!hooks || !label) return undefined;
     if (event.channel === 'sms') {
       if (hooks.sms !== 'twilio') return undefined;
       const params = twilioCallbackParams(event);
       if (!params) return undefined;
-      const row = event.tags?.[ROW_TAG];
-      const query = `?k=${event.idempotencyKey}${row ? `&r=${row}` : ''}`;
+      const query = `?k=${label}`;
       return {
         path: `/twilio${query}`,
         request: signTwilio(hooks.keys, `${hooks.url}/twilio${query}`, params),

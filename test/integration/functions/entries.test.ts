@@ -17,7 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
 import { s3Client } from '../../../lib/aws/storageClients.js';
 import { ENV } from '../../../lib/config.js';
-import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from '../../../lib/ledger/DynamoOperatorQueries.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
@@ -32,12 +31,14 @@ import {
   signResend,
 } from '../../../lib/simulator/webhookSigners.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
-import { sesTags } from '../../support/evidenceLabels.js';
+import { labelOf, sesTags } from '../../support/evidenceLabels.js';
 import { MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
 import { streamPoller } from '../../support/outcomeStream.js';
 
 // The Lambda entry modules themselves, imported with the environment the CDK constructs set, against
 // real servers: DynamoDB Local (global setup) and the provider simulator (a test double) over HTTP.
+/** The deployment secret the functions read (SENDPROOF_CONTENT_HASH_KEY): labels are sealed under it. */
+const ENTRIES_CONTENT_KEY = 'entries-test-content-hash-key-000';
 let sim: RunningProviderSimulator;
 let ledger: DynamoLedger;
 let queries: DynamoOperatorQueries;
@@ -101,7 +102,7 @@ beforeAll(async () => {
     [ENV.emailTransport]: 'simulator',
     [ENV.smsTransport]: 'simulator',
     [ENV.restBaseUrl]: sim.url,
-    [ENV.contentHashKey]: 'entries-test-content-hash-key-000',
+    [ENV.contentHashKey]: ENTRIES_CONTENT_KEY,
     // The sweep looks at a parked notification 1 s after it is due, and again 1 s after a resume.
     [ENV.parkGraceSeconds]: '1',
     [ENV.webhookSecrets]: JSON.stringify(signingKeys.secrets),
@@ -170,7 +171,7 @@ describe('Lambda entry points', () => {
         mail: {
           timestamp: new Date().toISOString(),
           messageId: 'ses-entry-1',
-          tags: sesTags(row),
+          tags: sesTags(row, ENTRIES_CONTENT_KEY),
         },
       },
     };
@@ -223,10 +224,7 @@ describe('Lambda entry points', () => {
       data: {
         email_id: 'resend-entry-1',
         to: [MARKERS.email],
-        tags: [
-          { name: 'sendproof-key', value: row.idempotencyKey },
-          { name: 'sendproof-row', value: rowLabelOf(row.pk)! },
-        ],
+        tags: [{ name: 'sendproof-key', value: labelOf(row, ENTRIES_CONTENT_KEY) }],
       },
     });
     // Act
