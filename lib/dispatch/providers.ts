@@ -78,8 +78,10 @@ export const chooseProvider = async (run: ChannelRun, row?: DeliveryRecord): Pro
 };
 
 const countSkips = (run: ChannelRun, to: string): void => {
-  for (const from of run.skipped ?? [])
-    run.ctx.metrics?.count(CIRCUIT_METRIC.failovers, 1, { channel: run.channel, from, to, why: 'circuit_open' });
+  for (const from of run.skipped ?? []) {
+    run.ctx.metrics?.count(CIRCUIT_METRIC.failovers, 1, { provider: from });
+    run.ctx.logger.info('provider skipped: circuit open', { channel: run.channel, from, to });
+  }
 };
 
 /** The `why` of a `dispatching` write that skipped providers with an open circuit (`circuit_open:ses`). */
@@ -93,7 +95,9 @@ export const skipWhy = (run: ChannelRun, why: string): string =>
  */
 export const provesNotTaken = (result: SendResult): boolean =>
   (result.kind === 'rejected' && result.cause === 'provider') ||
-  (result.kind === 'retryable' && !result.hold && NEVER_LEFT_REASONS.some((r) => result.reason.startsWith(r)));
+  (result.kind === 'retryable' &&
+    !result.hold &&
+    NEVER_LEFT_REASONS.some((r) => result.reason.startsWith(r)));
 
 /** The provider after the one this run used, when the row may move to it (never for a replay). */
 export const nextProvider = (run: ChannelRun, row: DeliveryRecord): Transport | undefined => {

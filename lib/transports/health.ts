@@ -30,7 +30,7 @@ export const CIRCUIT_METRIC = {
   /** One per opening, dimension `provider`: alarmed (infra/constructs/Alarms.ts). */
   opened: 'ProviderCircuitOpened',
   closed: 'ProviderCircuitClosed',
-  /** A row moved to the next provider (dimensions `channel`, `from`, `to`): alarmed. */
+  /** A row moved off a provider (dimension `provider`, the one it left): alarmed. */
   failovers: 'ProviderFailovers',
 } as const;
 
@@ -61,7 +61,9 @@ export type CircuitAdmit = { kind: 'closed' } | { kind: 'probe' } | { kind: 'ope
 /** Whether an answer says the provider is failing (counts toward opening its circuit). */
 export const isProviderFailure = (result: SendResult): boolean =>
   (result.kind === 'ambiguous' && result.reason.startsWith('provider_error_after_send')) ||
-  (result.kind === 'retryable' && !result.hold && NEVER_LEFT_REASONS.some((r) => result.reason.startsWith(r)));
+  (result.kind === 'retryable' &&
+    !result.hold &&
+    NEVER_LEFT_REASONS.some((r) => result.reason.startsWith(r)));
 
 /** Whether an answer came from a working provider (a probe with it closes the circuit). */
 export const isProviderAnswer = (result: SendResult): boolean =>
@@ -188,7 +190,11 @@ export class ProviderHealth implements ProviderCircuits {
             Key: { pk },
             UpdateExpression: 'ADD #failures :one',
             ConditionExpression: '#state = :closed AND #windowStart >= :ws',
-            ExpressionAttributeNames: { '#failures': 'failures', '#state': 'state', '#windowStart': 'windowStart' },
+            ExpressionAttributeNames: {
+              '#failures': 'failures',
+              '#state': 'state',
+              '#windowStart': 'windowStart',
+            },
             ExpressionAttributeValues: { ':one': 1, ':closed': 'closed', ':ws': windowStart },
             ReturnValues: 'ALL_NEW',
           }),
@@ -197,7 +203,11 @@ export class ProviderHealth implements ProviderCircuits {
         if (item && item.failures >= failures) {
           const view = { ...item, provider, history: item.history ?? [] };
           const why = `failures:${item.failures}/${windowSeconds}s`;
-          if (await this.transition(view, 'open', why, now, { openUntil: now + this.deps.settings.openSeconds * 1000 }))
+          if (
+            await this.transition(view, 'open', why, now, {
+              openUntil: now + this.deps.settings.openSeconds * 1000,
+            })
+          )
             this.opened(provider, why);
         }
         this.cache.delete(provider);

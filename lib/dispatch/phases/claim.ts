@@ -7,6 +7,7 @@ import { boundWhy } from '../../ledger/why.js';
 import { METRIC } from '../../observability.js';
 import { buildClaimRecord, type ClaimInitial } from '../claimRecord.js';
 import { park } from '../parking.js';
+import { holderOf, skipWhy } from '../providers.js';
 import {
   type ChannelRun,
   type DispatchContext,
@@ -18,7 +19,6 @@ import {
   type Step,
   ttlFor,
 } from '../run.js';
-import { holderOf, skipWhy } from '../providers.js';
 import { recordMismatch } from '../sideRows.js';
 import { afterDispatching, cancelHeld } from './confirm.js';
 import { pace, parkForReplay } from './wait.js';

@@ -73,9 +73,7 @@ export const gates = async (run: ChannelRun, input: DeliveryRecord): Promise<Ste
   }
   // Durable `dispatching` first; only then the provider call. A replay spends no attempt.
   const attempts = replay ? row.attempts : row.attempts + 1;
-  const why = replay
-    ? 'replay_under_enforced_key'
-    : skipWhy(run, attempts === 1 ? 'gates_passed' : 'retry');
+  const why = replay ? 'replay_under_enforced_key' : skipWhy(run, attempts === 1 ? 'gates_passed' : 'retry');
   row = await move(ctx, row, 'dispatching', why, {
     attempts,
     transport: run.transport.name,

@@ -2,8 +2,8 @@ import { retentionTtl } from '../../domain/purposes.js';
 import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
-import type { SendResult } from '../../transports/port.js';
 import { CIRCUIT_METRIC } from '../../transports/health.js';
+import type { SendResult } from '../../transports/port.js';
 import { park } from '../parking.js';
 import { nextProvider, provesNotTaken } from '../providers.js';
 import { type ChannelRun, delayFor, done, iso, LostRace, move, type Step, ttlFor } from '../run.js';
@@ -117,20 +117,28 @@ const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult)
  * there at once, through every gate again. A failover is not a retry of the same request: the next
  * provider gets its attempt even when the retry budget is spent (the provider list bounds it).
  */
-const failOver = async (run: ChannelRun, row: DeliveryRecord, result: SendResult): Promise<Step | undefined> => {
+const failOver = async (
+  run: ChannelRun,
+  row: DeliveryRecord,
+  result: SendResult,
+): Promise<Step | undefined> => {
   if (!provesNotTaken(result)) return undefined;
   const next = nextProvider(run, row);
   if (!next) return undefined;
   const { ctx } = run;
   const from = run.transport.name;
   const answer =
-    result.kind === 'rejected' ? (result.code ?? result.reason) : result.kind === 'accepted' ? '' : result.reason;
+    result.kind === 'rejected'
+      ? (result.code ?? result.reason)
+      : result.kind === 'accepted'
+        ? ''
+        : result.reason;
   const moved = await move(ctx, row, 'retry_wait', `failover:${from}>${next.name}:${answer}`, {
     attempts: row.attempts,
     transport: next.name,
     nextAttemptAt: ctx.clock.now(),
   });
-  ctx.metrics?.count(CIRCUIT_METRIC.failovers, 1, { channel: run.channel, from, to: next.name, why: result.kind });
+  ctx.metrics?.count(CIRCUIT_METRIC.failovers, 1, { provider: from });
   ctx.logger.info('row moved to the next provider', {
     dedupeKey: row.pk,
     channel: run.channel,
