@@ -22,7 +22,7 @@ import { ManualClock } from '../../support/manualClock.js';
 const corpus = loadCorpus();
 const documented = (id: string): Behaviour => {
   const c = corpus.find((x) => x.id === id);
-  if (!c || c.kind !== 'error') throw new Error(`no corpus error ${id}`);
+  if (c?.kind !== 'error') throw new Error(`no corpus error ${id}`);
   const payload = c.payload as { status: number; headers?: Record<string, string>; body?: unknown };
   return {
     reply: payload.status,
