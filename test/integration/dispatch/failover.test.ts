@@ -1,7 +1,10 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { transitionsOf } from '../../../lib/archive/transitions.js';
 import { sesClient } from '../../../lib/aws/messagingClients.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
+import { describeProviderAttempts } from '../../../lib/ledger/providerAttempts.js';
 import type { RunningProviderSimulator } from '../../../lib/simulator/ProviderSimulator.js';
 import { CIRCUIT_METRIC, healthKey, ProviderHealth } from '../../../lib/transports/health.js';
 import type { Transport } from '../../../lib/transports/port.js';
@@ -159,6 +162,20 @@ describe('failover between providers: only when the ledger proves the first did 
     expect(sendgridSaw(row)).toBe(1);
     // SendGrid got the row's one key: its evidence names the same row.
     expect(sendgrid.requests.at(-1)!.body).toContain(row!.idempotencyKey);
+    // `sendproof status` / `explain` and the archive show the switch and why.
+    expect(describeProviderAttempts(row!)).toMatch(
+      /^#1 ses → retry_wait \(failover:ses>sendgrid:request_never_left:ECONNREFUSED\) · #2 sendgrid → accepted \(provider_accepted\) msg=sg-/,
+    );
+    const archived = transitionsOf({
+      eventName: 'INSERT',
+      dynamodb: { NewImage: marshall(row, { removeUndefinedValues: true }) as never },
+    });
+    expect(archived.map((l) => [l.to_state, l.transport, l.reason])).toEqual([
+      ['dispatching', 'ses', 'gates_passed'],
+      ['retry_wait', 'sendgrid', 'failover:ses>sendgrid:request_never_left:ECONNREFUSED'],
+      ['dispatching', 'sendgrid', 'retry'],
+      ['accepted', 'sendgrid', 'provider_accepted'],
+    ]);
   });
 
   it('SES refusing our configuration (MessageRejected "not verified", cause provider): the row moves to SendGrid', async () => {
