@@ -367,4 +367,3 @@ const summarize = (
 /** When the row became unknown: the attention index's timestamp, else the history entry. */
 export const unknownSince = (row: DeliveryRecord): number =>
   row.attnAt ?? [...row.history].reverse().find((entry) => entry.s === 'unknown')?.at ?? row.updatedAt;
-
