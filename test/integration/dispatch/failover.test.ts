@@ -3,6 +3,11 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { transitionsOf } from '../../../lib/archive/transitions.js';
 import { sesClient } from '../../../lib/aws/messagingClients.js';
+import { rowLabelOf } from '../../../lib/domain/keys.js';
+import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
+import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
+import { parseSendGridEvent } from '../../../lib/evidence/webhooks.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { describeProviderAttempts } from '../../../lib/ledger/providerAttempts.js';
 import type { RunningProviderSimulator } from '../../../lib/simulator/ProviderSimulator.js';
@@ -193,6 +198,42 @@ describe('failover between providers: only when the ledger proves the first did 
     expect(attempts(row).map((a) => a.p)).toEqual(['ses', 'sendgrid']);
     expect(sesSaw(row)).toBe(1);
     expect(sendgridSaw(row)).toBe(1);
+  });
+
+  it("a row that failed over and lost SendGrid's answer is unknown on SendGrid, and SendGrid's event settles that same row", async () => {
+    // Prepare: SES never reached, SendGrid reads the request and never answers.
+    const dispatcher = dispatcherWith([
+      sesTransport(`http://127.0.0.1:${await closedPort()}`),
+      sendgridTransport(),
+    ]);
+    sendgrid.enqueue({ hang: true });
+    const body = JSON.stringify(resetIntent({ eventId: 'fo-evidence' }, clock.now()));
+    const out = await dispatcher.handle(body, envelope());
+    const unknown = await h.ledger.get(out.channels[0]!.dedupeKey);
+    const recorder = new EvidenceRecorder({
+      ledger: h.ledger,
+      store: new DynamoEvidenceStore(localDynamo().doc, h.table),
+      purposes: new PurposeRegistry(),
+      clock,
+    });
+    // Act: SendGrid's documented delivered event, carrying the custom_args the adapter sent.
+    const parsed = parseSendGridEvent({
+      email: 'someone@example.com',
+      event: 'delivered',
+      sg_event_id: 'sg-event-fo-1',
+      sg_message_id: 'sg-fo.filter0001',
+      timestamp: Math.floor(clock.now() / 1000),
+      sendproof_key: unknown!.idempotencyKey,
+      sendproof_row: rowLabelOf(unknown!.pk)!,
+    });
+    if (parsed.kind !== 'evidence') throw new Error(`not evidence: ${parsed.reason}`);
+    const recorded = await recorder.record(parsed.evidence);
+    // Assess
+    expect(unknown).toMatchObject({ state: 'unknown', transport: 'sendgrid' });
+    expect(recorded).toMatchObject({ kind: 'recorded', dedupeKey: unknown!.pk, state: 'accepted' });
+    const settled = await h.ledger.get(unknown!.pk);
+    expect(settled).toMatchObject({ state: 'accepted', transport: 'sendgrid' });
+    expect(attempts(settled).map((a) => a.p)).toEqual(['ses', 'sendgrid']);
   });
 
   it('SES timing out after the request was written: no failover, the row is unknown and SendGrid never sees it, not even on redelivery', async () => {
