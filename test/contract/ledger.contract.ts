@@ -671,7 +671,9 @@ export const ledgerContract = (name: string, factory: LedgerFactory): void => {
           'seal',
           'unknown',
         ]);
+        // The key is projected too: a provider-health item is named by it (`sendproof stats` circuits).
         expect(items.find((i) => i.state === 'unknown')).toEqual({
+          pk: waiting.pk,
           state: 'unknown',
           kind: 'delivery',
           createdAt: waiting.createdAt,
