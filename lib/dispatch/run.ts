@@ -77,6 +77,10 @@ export interface ChannelRun {
   admitted?: boolean;
   /** What that admission holds: pace tokens (refunded if no send follows) and the breaker to count in. */
   ticket?: AdmissionTicket;
+  /** This attempt is the provider circuit's half-open probe (lib/transports/health.ts). */
+  probe?: boolean;
+  /** Providers this attempt skipped because their circuit was open (lib/dispatch/providers.ts). */
+  skipped?: string[];
 }
 
 /**
