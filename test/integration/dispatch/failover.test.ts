@@ -88,9 +88,9 @@ const attempts = (row: DeliveryRecord | undefined) =>
   (row?.history ?? []).filter((e) => e.s === 'dispatching').map((e) => ({ p: e.p, n: e.n, why: e.why }));
 
 const sendgridSaw = (row: DeliveryRecord | undefined) =>
-  sendgrid.requests.filter((r) => r.body.includes(row?.idempotencyKey ?? '-none-')).length;
+  sendgrid.requests.filter((r) => r.body.includes(row ? labelOf(row) : '-none-')).length;
 const sesSaw = (row: DeliveryRecord | undefined) =>
-  ses.requests.filter((r) => r.body.includes(row?.idempotencyKey ?? '-none-')).length;
+  ses.requests.filter((r) => r.body.includes(row ? labelOf(row) : '-none-')).length;
 
 beforeAll(async () => {
   emulator = await startSesLocal();
@@ -165,8 +165,8 @@ describe('failover between providers: only when the ledger proves the first did 
     ]);
     expect(row?.history.map((e) => e.why)).toContain('failover:ses>sendgrid:request_never_left:ECONNREFUSED');
     expect(sendgridSaw(row)).toBe(1);
-    // SendGrid got the row's one key: its evidence names the same row.
-    expect(sendgrid.requests.at(-1)!.body).toContain(row!.idempotencyKey);
+    // SendGrid got the row's one label: its evidence names the same row.
+    expect(sendgrid.requests.at(-1)!.body).toContain(labelOf(row!));
     // `sendproof status` / `explain` and the archive show the switch and why.
     expect(describeProviderAttempts(row!)).toMatch(
       /^#1 ses → retry_wait \(failover:ses>sendgrid:request_never_left:ECONNREFUSED\) · #2 sendgrid → accepted \(provider_accepted\) msg=sg-/,
