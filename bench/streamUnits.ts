@@ -24,7 +24,10 @@ const rawBytes = (b: unknown): number =>
   typeof b === 'string' ? Buffer.from(b, 'base64').length : ((b as Uint8Array | undefined)?.length ?? 0);
 
 const numberSize = (n: string): number => {
-  const digits = n.replace(/^-/, '').replace(/[eE].*$/, '').replace('.', '');
+  const digits = n
+    .replace(/^-/, '')
+    .replace(/[eE].*$/, '')
+    .replace('.', '');
   const significant = digits.replace(/^0+/, '').replace(/0+$/, '');
   return Math.ceil(Math.max(significant.length, 1) / 2) + 1;
 };
@@ -38,7 +41,8 @@ export const valueSize = (value: AttributeValue): number => {
   if (value.NS) return value.NS.reduce((sum, s) => sum + numberSize(s), 0);
   if (value.BS) return value.BS.reduce((sum, b) => sum + rawBytes(b), 0);
   if (value.L) return 3 + value.L.reduce((sum, v) => sum + 1 + valueSize(v), 0);
-  if (value.M) return 3 + Object.entries(value.M).reduce((sum, [k, v]) => sum + 1 + utf8(k) + valueSize(v), 0);
+  if (value.M)
+    return 3 + Object.entries(value.M).reduce((sum, [k, v]) => sum + 1 + utf8(k) + valueSize(v), 0);
   return 0;
 };
 
@@ -51,7 +55,8 @@ export const KB = 1024;
 /** Write units the write behind one stream record was billed. */
 export const recordWriteUnits = (record: DynamoDBRecord): number => {
   const image = record.dynamodb;
-  if (record.eventName === 'REMOVE' && record.userIdentity?.principalId === 'dynamodb.amazonaws.com') return 0;
+  if (record.eventName === 'REMOVE' && record.userIdentity?.principalId === 'dynamodb.amazonaws.com')
+    return 0;
   const size = Math.max(itemSize(image?.OldImage), itemSize(image?.NewImage));
   return Math.max(1, Math.ceil(size / KB));
 };

