@@ -3,6 +3,7 @@ import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { type Evidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import { expandFact } from '../../../lib/evidence/facts.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { Reconciler } from '../../../lib/reconcile/Reconciler.js';
 import {
@@ -207,7 +208,13 @@ describe('post-acceptance evidence', () => {
     expect(row.delivery).toMatchObject({
       status: 'bounced_permanent',
       why: 'ses:Bounce:Permanent/General',
-      h: [{ f: 'bounced_permanent', by: 'evidence:ses', id: `ses:${email.providerMessageId}:Bounce` }],
+      // Stored compact: the id relative to the row's message id, the actor its source (facts.ts).
+      h: [{ f: 'bounced_permanent', id: 'ses:~:Bounce' }],
+    });
+    expect(expandFact(row.delivery!.h[0]!, row.providerMessageId)).toMatchObject({
+      by: 'evidence:ses',
+      id: `ses:${email.providerMessageId}:Bounce`,
+      msg: email.providerMessageId,
     });
     expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toMatchObject({
       suppressed: true,
@@ -275,10 +282,15 @@ describe('post-acceptance evidence', () => {
     const row = (await h.ledger.get(email.pk))!;
     expect(row.delivery?.status).toBe('delivered');
     expect(row.delivery?.h.map((e) => e.f)).toEqual(['delivered', 'delayed']);
-    expect(row.evidenceIds).toEqual([`ses:${id}:Delivery`, `ses:${id}:DeliveryDelay`]);
+    expect(row.delivery?.h.map((e) => expandFact(e, id).id)).toEqual([
+      `ses:${id}:Delivery`,
+      `ses:${id}:DeliveryDelay`,
+    ]);
+    expect(row.evidenceIds).toBeUndefined();
     expect(row.version).toBe(email.version);
+    // Events for an accepted row named by its label go straight to the row: no evidence item.
     const kept = await store.eventsFor(email.idempotencyKey);
-    expect(kept.events.map((e) => e.f)).toEqual(['delivered', 'delayed']);
+    expect(kept.events).toEqual([]);
   });
 
   it('an SMS TTL expiry on the accepted text is definitive; TEXT_UNKNOWN is not', async () => {
