@@ -144,6 +144,38 @@ describe('evidence that arrives before the row is unknown', () => {
     expect(row.history.at(-1)).toMatchObject({ by: 'evidence:ses', why: 'ses:Send' });
   });
 
+  it('a permanent bounce that beats the accepted write (recorded between the provider call and it) is applied by that write: the fact on the row, the recipient suppressed, the fallback moved on', async () => {
+    // Prepare: a health report (email, then SMS on a definitive failure); SES's Bounce is recorded while
+    // the row is still `dispatching`, before the dispatcher writes the provider's `accepted`
+    const transports = restTransports(sim);
+    const recipient = { ref: 'patient-fast-bounce', email: MARKERS.email, phone: MARKERS.phone };
+    const body = JSON.stringify(
+      healthReportIntent({ eventId: 'fast-bounce', recipient, attachments: [pdfAttachment()] }),
+    );
+    let kept: unknown;
+    const probe = async (edge: string, ctx: { dedupeKey: string }) => {
+      if (edge !== 'after_provider' || !ctx.dedupeKey.endsWith(':email')) return;
+      const row = (await h.ledger.get(ctx.dedupeKey))!;
+      const messageId = sim.requests().find((r) => r.channel === 'email' && r.outcome === 'accepted')!
+        .messageId!;
+      kept = await recorder.record(permanentBounce(row, messageId));
+    };
+    // Act: the first dispatch ends with the email accepted; the intent comes back (the sweep, a redelivery)
+    const first = await h.dispatcher({ transports, probe, evidence: recorder }).handle(body, envelope());
+    const next = await h.dispatcher({ transports, evidence: recorder }).handle(body, envelope());
+    // Assess
+    expect(kept).toMatchObject({ kind: 'kept', state: 'dispatching' });
+    expect(first.channels[0]).toMatchObject({ channel: 'email', state: 'accepted' });
+    const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+    expect(row.state).toBe('accepted');
+    expect(row.delivery?.status).toBe('bounced_permanent');
+    expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toMatchObject({
+      suppressed: true,
+    });
+    expect(next.channels.at(-1)).toMatchObject({ channel: 'sms', state: 'accepted', action: 'sent' });
+    expect(smsSent()).toHaveLength(1);
+  });
+
   it('the reconciler applies recorded evidence before it would quarantine', async () => {
     // Prepare: crash while dispatching, a Bounce is recorded, then nobody redelivers for hours
     const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
