@@ -1,10 +1,12 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PurposeRegistry } from '../../../lib/domain/purposes.js';
-import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
+import { PurposeRegistry, retentionTtl } from '../../../lib/domain/purposes.js';
+import { DynamoEvidenceStore, MAX_EVENTS_PER_KEY } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { type Evidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
 import { expandFact } from '../../../lib/evidence/facts.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
+import { evidenceItemKey } from '../../../lib/ledger/tableDefinition.js';
 import { Reconciler } from '../../../lib/reconcile/Reconciler.js';
 import {
   type RunningProviderSimulator,
@@ -380,5 +382,89 @@ describe('post-acceptance evidence', () => {
     // Assess
     expect(result).toMatchObject({ kind: 'fact_recorded', fallbackAdvanced: false });
     expect((await h.ledger.getFlow(email.logicalKey))?.activeIndex).toBe(0);
+  });
+});
+
+describe('the evidence item of a key is bounded and expires with its row (issue 26 item 7)', () => {
+  const itemOf = async (idempotencyKey: string) =>
+    (
+      await localDynamo().doc.send(
+        new GetCommand({
+          TableName: h.table,
+          Key: { pk: evidenceItemKey(idempotencyKey) },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+
+  it('an event kept for a row without an outcome gives the item the row’s retention as its TTL, and the item stops growing at its cap without failing', async () => {
+    // Prepare: a row left dispatching (the worker crashed after the provider took the email)
+    const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+    const body = JSON.stringify(resetIntent({ eventId: 'ev-ttl' }, clock.now()));
+    await expect(
+      h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
+    ).rejects.toThrow();
+    const dispatching = (await h.queries.findByEvent('ev-ttl'))[0]!;
+    const policy = new PurposeRegistry().find(dispatching.purpose)!;
+    // Act: more distinct events than an item keeps (a retry storm of soft bounces, each its own id)
+    const results = [];
+    for (let i = 0; i < MAX_EVENTS_PER_KEY + 3; i++)
+      results.push(
+        await recorder.record(
+          evidenceOf(
+            sesEvent(dispatching, 'Bounce', `ses-ttl-${i}`, {
+              bounce: { bounceType: 'Transient', bounceSubType: 'General' },
+            }),
+          ),
+        ),
+      );
+    // Assess
+    expect(results.every((r) => r.kind === 'kept')).toBe(true);
+    const item = (await itemOf(dispatching.idempotencyKey))!;
+    expect(item.ttl).toBe(retentionTtl(policy, clock.now()));
+    expect(item.eventIds).toHaveLength(MAX_EVENTS_PER_KEY);
+    expect(item.events).toHaveLength(MAX_EVENTS_PER_KEY);
+  });
+
+  it('opens and clicks are recorded once per message, on the row and in the item', async () => {
+    // Prepare: an accepted email; the provider reports two opens and a click, each with its own event id
+    const { email } = await acceptedHealthReport('engaged-once');
+    const engaged = (id: string): Evidence => ({
+      source: 'sendgrid',
+      evidenceId: `sendgrid:${id}`,
+      idempotencyKey: email.idempotencyKey,
+      rowKey: email.pk,
+      fact: 'engaged',
+      outcome: 'accepted',
+      providerMessageId: email.providerMessageId!,
+      why: 'sendgrid:open',
+    });
+    // Act
+    const results = [];
+    for (const id of ['open-1', 'open-2', 'click-1']) results.push((await recorder.record(engaged(id))).kind);
+    // Assess
+    expect(results).toEqual(['fact_recorded', 'redundant', 'redundant']);
+    const row = (await h.ledger.get(email.pk))!;
+    expect(row.delivery?.h.filter((f) => f.f === 'engaged')).toHaveLength(1);
+  });
+
+  it('a key reused after its row expired: events recorded before the new row was claimed never settle it', async () => {
+    // Prepare: an event recorded for the key a day before (its row has since expired), then the same key
+    // claimed again and its answer lost
+    const eventId = 'reused-key';
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
+    const body = JSON.stringify(resetIntent({ eventId }, clock.now()));
+    const out = await h.dispatcher({ transports: restTransports(sim) }).handle(body, envelope());
+    const unknown = (await h.ledger.get(out.channels[0]!.dedupeKey))!;
+    expect(unknown.state).toBe('unknown');
+    const old = evidenceOf(sesEvent(unknown, 'Delivery', 'ses-old-message'));
+    await store.append(old, unknown.createdAt - 86_400_000);
+    // Act
+    const settled = await recorder.applyRecordedEvidence(unknown);
+    // Assess
+    expect(settled).toBeUndefined();
+    const row = (await h.ledger.get(unknown.pk))!;
+    expect(row.state).toBe('unknown');
+    expect(row.providerMessageId).toBeUndefined();
   });
 });
