@@ -400,7 +400,12 @@ describe('the evidence item of a key is bounded and expires with its row (issue 
   it('an event kept for a row without an outcome gives the item the row’s retention as its TTL, and the item stops growing at its cap without failing', async () => {
     // Prepare: a row left dispatching (the worker crashed after the provider took the email)
     const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
-    const body = JSON.stringify(resetIntent({ eventId: 'ev-ttl' }, clock.now()));
+    const body = JSON.stringify(
+      resetIntent(
+        { eventId: 'ev-ttl', recipient: { ref: 'player-ev-ttl', email: MARKERS.email } },
+        clock.now(),
+      ),
+    );
     await expect(
       h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
     ).rejects.toThrow();
@@ -453,7 +458,9 @@ describe('the evidence item of a key is bounded and expires with its row (issue 
     // claimed again and its answer lost
     const eventId = 'reused-key';
     sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
-    const body = JSON.stringify(resetIntent({ eventId }, clock.now()));
+    const body = JSON.stringify(
+      resetIntent({ eventId, recipient: { ref: 'player-reused-key', email: MARKERS.email } }, clock.now()),
+    );
     const out = await h.dispatcher({ transports: restTransports(sim) }).handle(body, envelope());
     const unknown = (await h.ledger.get(out.channels[0]!.dedupeKey))!;
     expect(unknown.state).toBe('unknown');
