@@ -108,6 +108,9 @@ export interface DeploymentShape {
   transitionsPerNotification: number;
   /** Fixed monthly work spread over this many notifications (reconcile schedule, idle polling). */
   notificationsPerMonth: number;
+  /** The evidence queue's event source: most events per invocation, and how long it gathers them (s). */
+  evidenceBatchSize: number;
+  evidenceBatchingWindowSeconds: number;
   reconcileRunsPerMonth: number;
   stepFunctionsTransitionsPerRun: number;
 }
@@ -117,7 +120,7 @@ export interface MeasuredPath {
   readUnits: number;
   /** Wall time of one notification through the dispatcher (ledger + provider), ms. */
   dispatchMs: number;
-  /** Provider evidence events per notification (SES Send + Delivery, …), each one evidence invocation. */
+  /** Provider evidence events per notification (SES Send + Delivery, …), read from the evidence queue in batches. */
   evidenceEvents: number;
   /** DynamoDB units each evidence event costs. */
   evidenceWriteUnits: number;
@@ -130,22 +133,47 @@ export interface MeasuredPath {
  * Turns a measured path into units per notification. Lambda time: a batch runs `recordConcurrency`
  * records at once, so one notification occupies the function for about dispatchMs / recordConcurrency.
  */
+/**
+ * Events per evidence invocation: the event source takes up to the batch size, or what arrives within its
+ * batching window at the month's average rate, whichever is fewer (at least one).
+ */
+export const evidenceEventsPerInvocation = (
+  eventsPerNotification: number,
+  shape: DeploymentShape,
+): number => {
+  const eventsPerSecond = (shape.notificationsPerMonth * eventsPerNotification) / (30 * 86_400);
+  return Math.max(
+    1,
+    Math.min(shape.evidenceBatchSize, eventsPerSecond * shape.evidenceBatchingWindowSeconds),
+  );
+};
+
+/** Lambda invocations one notification costs (dispatch batch share, evidence batches, archive, reconcile share). */
+export const invocationsPerNotification = (units: UnitsPerNotification): number => units.lambdaRequest;
+
 export const unitsFor = (path: MeasuredPath, shape: DeploymentShape): UnitsPerNotification => {
   const dispatcherGbSeconds =
     ((path.dispatchMs / 1000) * (shape.dispatcherMemoryMb / 1024)) / shape.recordConcurrency;
   const evidenceGbSeconds = path.evidenceEvents * 0.05 * (256 / 1024);
   const archiveObjects = shape.transitionsPerNotification / shape.transitionsPerArchiveObject;
   const fixedShare = 1 / shape.notificationsPerMonth;
+  const evidenceInvocations =
+    path.evidenceEvents > 0
+      ? path.evidenceEvents / evidenceEventsPerInvocation(path.evidenceEvents, shape)
+      : 0;
   return {
     dynamoWriteUnit: path.writeUnits + path.evidenceEvents * path.evidenceWriteUnits,
     dynamoReadUnit: path.readUnits + path.evidenceEvents * path.evidenceReadUnits,
     s3Put: archiveObjects,
     s3Get: 0,
-    // Publish (SendMessageBatch), then the event source's receive and delete, one each per batch.
-    sqsRequest: 1 / shape.publishBatchSize + 2 / shape.intakeBatchSize,
+    // Publish (SendMessageBatch), then the event source's receive and delete, one each per batch; each
+    // evidence event is one SendMessage (the EventBridge target, the SNS subscription), then its batch's
+    // receive and delete.
+    sqsRequest:
+      1 / shape.publishBatchSize + 2 / shape.intakeBatchSize + path.evidenceEvents + 2 * evidenceInvocations,
     lambdaRequest:
       1 / shape.intakeBatchSize +
-      path.evidenceEvents +
+      evidenceInvocations +
       shape.transitionsPerNotification / shape.transitionsPerArchiveInvocation +
       shape.reconcileRunsPerMonth * fixedShare,
     lambdaGbSecond: dispatcherGbSeconds + evidenceGbSeconds,
@@ -168,6 +196,8 @@ export const DEFAULT_SHAPE: Omit<
   recordConcurrency: 5, // SENDPROOF_RECORD_CONCURRENCY default
   transitionsPerArchiveInvocation: 1, // set from the archive phase: one invocation per object written
   notificationsPerMonth: 10_000_000,
+  evidenceBatchSize: 100, // infra/constructs/EvidenceRecorder.ts EVIDENCE_BATCH.batchSize
+  evidenceBatchingWindowSeconds: 5, // EVIDENCE_BATCH.maxBatchingWindowSeconds
   reconcileRunsPerMonth: 8_640, // every 5 minutes, 30 days (infra/NotificationLedger.ts)
   stepFunctionsTransitionsPerRun: 4, // estimate: start, reconcile page, choice, end
 };

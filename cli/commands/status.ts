@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { expandFact, statusAt } from '../../lib/evidence/facts.js';
 import type { OperatorQueries } from '../../lib/ledger/operatorQueries.js';
 import type { DeliveryRecord, Ledger } from '../../lib/ledger/port.js';
 import { describeProviderAttempts } from '../../lib/ledger/providerAttempts.js';
@@ -31,8 +32,10 @@ export const describeRow = (row: DeliveryRecord): string =>
     ...(row.issues ? row.issues.map((i) => `  invalid: ${i.field}: ${i.message}`) : []),
     ...(row.delivery
       ? [
-          `  delivery ${row.delivery.status} at ${iso(row.delivery.at)} (${row.delivery.why})`,
-          ...row.delivery.h.map((f) => `    ${iso(f.at)} ${f.f.padEnd(18)} by ${f.by} (${f.why})`),
+          `  delivery ${row.delivery.status} at ${iso(statusAt(row.delivery) ?? row.updatedAt)} (${row.delivery.why})`,
+          ...row.delivery.h
+            .map((f) => expandFact(f, row.providerMessageId))
+            .map((f) => `    ${iso(f.at)} ${f.f.padEnd(18)} by ${f.by} (${f.why})`),
         ]
       : []),
     ...(row.history.some((h) => h.s === 'dispatching')

@@ -4,7 +4,7 @@ import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as lambdaDestinations from 'aws-cdk-lib/aws-lambda-destinations';
+import * as lambdaEventSources from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as ses from 'aws-cdk-lib/aws-ses';
@@ -42,14 +42,24 @@ export const SES_EVIDENCE_DETAIL_TYPES = [
 ];
 
 /**
+ * How the evidence function reads its queue: up to this many events per invocation, gathered for at
+ * most the window (a delivered notification brings two or three events; one invocation records many).
+ */
+export const EVIDENCE_BATCH = { batchSize: 100, maxBatchingWindowSeconds: 5, maxReceiveCount: 5 } as const;
+
+/**
  * Provider evidence in, ledger transitions out: SES v2 configuration-set events arrive through the default
- * EventBridge bus, AWS End User Messaging SMS events through an SNS topic. Events that cannot be delivered
- * to the function land on an encrypted DLQ instead of vanishing.
+ * EventBridge bus, AWS End User Messaging SMS events through an SNS topic; both are delivered to one SQS
+ * queue, which the function reads in batches with partial batch responses (an event that fails is
+ * retried alone, and after EVIDENCE_BATCH.maxReceiveCount receives lands on the DLQ). Events that cannot
+ * be delivered to the queue land on the same encrypted DLQ instead of vanishing.
  */
 export class EvidenceRecorder extends Construct {
   readonly function: SendproofFunction;
   readonly smsEventsTopic: sns.Topic;
   readonly dlq: sqs.Queue;
+  /** EventBridge (SES) and SNS (SMS) deliver here; the evidence function reads it in batches. */
+  readonly queue: sqs.Queue;
   readonly smsConfigurationSet?: smsvoice.CfnConfigurationSet;
   readonly sesRule?: events.Rule;
   /** Signed push evidence (Resend, Twilio, SendGrid): POST {url}/resend | /twilio | /sendgrid. */
@@ -77,13 +87,22 @@ export class EvidenceRecorder extends Construct {
       'AwsSolutions-SQS3',
       'This queue is the dead-letter queue for undeliverable evidence events.',
     );
-    // The subscription and rule DLQs only catch failures to *deliver* to Lambda. Once Lambda accepts the
-    // asynchronous invocation, a function error is retried twice and then discarded unless the function
-    // itself has an on-failure destination: evidence must end on the DLQ, never silently.
-    this.function.fn.configureAsyncInvoke({
-      retryAttempts: 2,
-      onFailure: new lambdaDestinations.SqsDestination(this.dlq),
+    // One queue for both sources. The visibility timeout covers six function timeouts (AWS's advice for
+    // an SQS event source); an event the function reports failed comes back alone, then goes to the DLQ.
+    this.queue = new sqs.Queue(this, 'Events', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(6 * 30),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.dlq, maxReceiveCount: EVIDENCE_BATCH.maxReceiveCount },
     });
+    this.function.fn.addEventSource(
+      new lambdaEventSources.SqsEventSource(this.queue, {
+        batchSize: EVIDENCE_BATCH.batchSize,
+        maxBatchingWindow: Duration.seconds(EVIDENCE_BATCH.maxBatchingWindowSeconds),
+        reportBatchItemFailures: true,
+      }),
+    );
 
     // Signed push evidence. The Function URL has no IAM auth because providers cannot sign with SigV4:
     // every request is authenticated by the provider's own signature (lib/evidence/webhooks.ts), and an
@@ -123,7 +142,7 @@ export class EvidenceRecorder extends Construct {
       }),
     );
     this.smsEventsTopic.addSubscription(
-      new snsSubscriptions.LambdaSubscription(this.function.fn, { deadLetterQueue: this.dlq }),
+      new snsSubscriptions.SqsSubscription(this.queue, { deadLetterQueue: this.dlq }),
     );
     if (props.smsEvents) {
       this.smsConfigurationSet = new smsvoice.CfnConfigurationSet(this, 'SmsConfigurationSet', {
@@ -169,7 +188,7 @@ export class EvidenceRecorder extends Construct {
           detail: { mail: { tags: { 'ses:configuration-set': [props.sesConfigurationSetName] } } },
         },
         targets: [
-          new eventTargets.LambdaFunction(this.function.fn, {
+          new eventTargets.SqsQueue(this.queue, {
             deadLetterQueue: this.dlq,
             retryAttempts: 8,
             maxEventAge: Duration.hours(6),

@@ -152,6 +152,10 @@ const deliveryFactsOf = (
   const lines: ArchiveRecord[] = [];
   for (const raw of delivery.h.slice(delivery.h.length - added)) {
     const value = (raw ?? {}) as Record<string, unknown>;
+    // Facts are stored compact (lib/evidence/facts.ts compactFact): the actor is the id's source and
+    // the message id the row's, unless the entry says otherwise.
+    const rowMessage = str(next.providerMessageId);
+    const source = str(value.id)?.split(':', 1)[0];
     const fact = str(value.f);
     const at = int(value.at);
     if (fact === null || at === null)
@@ -171,7 +175,7 @@ const deliveryFactsOf = (
       version,
       transition_at: new Date(at).toISOString(),
       transition_at_ms: at,
-      actor: str(value.by),
+      actor: str(value.by) ?? (source ? `evidence:${source}` : null),
       reason: str(value.why),
       content_hash: str(next.contentHash),
       policy_version: str(next.policyVersion),
@@ -180,7 +184,7 @@ const deliveryFactsOf = (
       template_owner: str(next.templateOwner),
       idempotency_key: str(next.idempotencyKey),
       transport: str(next.transport),
-      transport_message_id: str(value.msg),
+      transport_message_id: str(value.msg) ?? rowMessage,
       attempt: null,
       resend_of: str(next.resendOf),
       superseded_by: str(next.supersededBy),

@@ -1,3 +1,4 @@
+import { expandFact } from '../evidence/facts.js';
 import type { DeliveryRecord } from '../ledger/port.js';
 
 /**
@@ -56,7 +57,9 @@ export const clockedTimeline = (row: DeliveryRecord): ClockedEntry[] => {
     ...(h.msg ? { msg: h.msg } : {}),
     version: i + 1,
   }));
-  const facts = [...(row.delivery?.h ?? [])].sort((a, b) => a.at - b.at);
+  const facts = (row.delivery?.h ?? [])
+    .map((f) => expandFact(f, row.providerMessageId))
+    .sort((a, b) => a.at - b.at);
   const acceptedIndex = transitions.findIndex((t) => ACCEPTED_STATES.has(t.what));
   const after = new Map<number, ClockedEntry[]>();
   for (const fact of facts) {

@@ -4,6 +4,7 @@ import type { AuditResult } from '../archive/DuckDbAudit.js';
 import { IdentifierSchema } from '../domain/intent.js';
 import { ChannelSchema } from '../domain/purposes.js';
 import type { DeliveryState } from '../domain/states.js';
+import { expandFact } from '../evidence/facts.js';
 import type { DeliveryRecord } from '../ledger/port.js';
 import { clockedTimeline } from './clocks.js';
 import type { ConsoleDeps } from './deps.js';
@@ -268,7 +269,13 @@ export const readModelRoutes = (deps: ConsoleDeps): Route[] => {
       })),
       providerIds,
       evidence: {
-        eventIds: row.evidenceIds ?? [],
+        // Ids of events that moved the row, then of its facts (stored in `delivery.h`, compact).
+        eventIds: [
+          ...new Set([
+            ...(row.evidenceIds ?? []),
+            ...(row.delivery?.h ?? []).map((f) => expandFact(f, row.providerMessageId).id),
+          ]),
+        ],
         entries: row.history
           .filter((h) => h.by.startsWith('evidence:'))
           .map((h) => ({ state: h.s, at: iso(h.at), by: h.by, why: h.why ?? null })),

@@ -143,6 +143,10 @@ export const move = async (
     now: ctx.clock.now(),
   });
   if (result.kind !== 'ok') throw new LostRace(row.pk, result.current);
+  // Evidence kept while the row had no outcome (it beat this write: the recorder marked the row `evk`)
+  // is applied the moment the provider's acceptance is written: a fast bounce suppresses and falls back.
+  if (result.record.evk === true && (to === 'accepted' || to === 'provider_scheduled'))
+    return (await ctx.evidence?.applyRecordedEvidence(result.record)) ?? result.record;
   return result.record;
 };
 

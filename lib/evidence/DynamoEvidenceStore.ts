@@ -4,7 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryRecord } from '../ledger/port.js';
 import { evidenceItemKey, LEDGER_TABLE } from '../ledger/tableDefinition.js';
 import type { Evidence, EvidenceSource } from './events.js';
-import { type DeliveryFactEntry, type EvidenceFact, withFact } from './facts.js';
+import { type DeliveryFactEntry, type EvidenceFact, expandFact, holdsEvidence, withFact } from './facts.js';
 
 /** One provider event as the evidence item keeps it: everything needed to apply it later, no address. */
 export interface StoredEvent {
@@ -28,6 +28,10 @@ export interface AppendResult {
   events: StoredEvent[];
   /** This provider event id was already recorded under the hash. */
   duplicate: boolean;
+  /** The item holds MAX_EVENTS_PER_KEY events already: this one was not added (logged by the recorder). */
+  full?: boolean;
+  /** The item's TTL (epoch seconds) after the write, if it has one. */
+  ttl?: number;
   consumedReadUnits: number;
 }
 
@@ -36,10 +40,24 @@ export type FactWriteResult =
   | { kind: 'duplicate' }
   | { kind: 'stale'; current?: DeliveryRecord };
 
+/** Most events one `ev#<hash>` item keeps (it stays far below DynamoDB's 400 KB item limit). */
+export const MAX_EVENTS_PER_KEY = 50;
+
 /** The evidence store: one item per key hash in the ledger table (`ev#<hash>`). */
 export interface EvidenceStore {
-  /** Records the event once (by provider event id) and returns the row key and all events: a write, no read. */
-  append(evidence: Evidence, now: number): Promise<AppendResult>;
+  /**
+   * Records the event once (by provider event id) and returns the row key and all events: a write, no read.
+   * `ttl` (epoch seconds): when the item expires — the row's retention, once the row is known; an
+   * engagement (open, click) is recorded once per message; at MAX_EVENTS_PER_KEY events nothing more is.
+   */
+  append(evidence: Evidence, now: number, options?: { ttl?: number }): Promise<AppendResult>;
+  /**
+   * Marks a row that has no outcome yet as holding kept evidence (`evk`), conditioned on its state and
+   * version: no version bump, no history entry. Stale: the row moved; the recorder reads it again.
+   */
+  markKept(row: DeliveryRecord): Promise<{ kind: 'ok' } | { kind: 'stale'; current?: DeliveryRecord }>;
+  /** The item expires with its row (the row's retention, epoch seconds). */
+  expireWith(idempotencyKey: string, ttl: number): Promise<void>;
   /** The events of a hash no row of ours carries expire (30 days); never on a hash a claim linked. */
   expireUnmatched(idempotencyKey: string, now: number): Promise<void>;
   /** All events recorded for a key hash: one strongly consistent GetItem. */
@@ -70,9 +88,13 @@ export class DynamoEvidenceStore implements EvidenceStore {
     private readonly tableName: string,
   ) {}
 
-  async append(evidence: Evidence, now: number): Promise<AppendResult> {
+  async append(evidence: Evidence, now: number, options: { ttl?: number } = {}): Promise<AppendResult> {
     const stored: StoredEvent = {
-      id: evidence.evidenceId,
+      // Opens and clicks repeat (each has its own provider id): one per message is all evidence needs.
+      id:
+        evidence.fact === 'engaged'
+          ? `${evidence.source}:${evidence.providerMessageId}:engaged`
+          : evidence.evidenceId,
       src: evidence.source,
       f: evidence.fact,
       why: evidence.why,
@@ -87,13 +109,15 @@ export class DynamoEvidenceStore implements EvidenceStore {
           Key: { [LEDGER_TABLE.partitionKey]: evidenceItemKey(evidence.idempotencyKey) },
           UpdateExpression:
             'SET #events = list_append(if_not_exists(#events, :none), :event), ' +
-            '#ids = list_append(if_not_exists(#ids, :none), :id), #kind = :kind, #updatedAt = :now',
-          ConditionExpression: 'attribute_not_exists(#ids) OR NOT contains(#ids, :idValue)',
+            `#ids = list_append(if_not_exists(#ids, :none), :id), #kind = :kind, #updatedAt = :now${options.ttl !== undefined ? ', #ttl = :ttl' : ''}`,
+          ConditionExpression:
+            'attribute_not_exists(#ids) OR (NOT contains(#ids, :idValue) AND size(#ids) < :max)',
           ExpressionAttributeNames: {
             '#events': 'events',
             '#ids': 'eventIds',
             '#kind': 'kind',
             '#updatedAt': 'updatedAt',
+            ...(options.ttl !== undefined ? { '#ttl': 'ttl' } : {}),
           },
           ExpressionAttributeValues: {
             ':none': [],
@@ -102,6 +126,8 @@ export class DynamoEvidenceStore implements EvidenceStore {
             ':idValue': stored.id,
             ':kind': 'evidence',
             ':now': now,
+            ':max': MAX_EVENTS_PER_KEY,
+            ...(options.ttl !== undefined ? { ':ttl': options.ttl } : {}),
           },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -117,21 +143,42 @@ export class DynamoEvidenceStore implements EvidenceStore {
         ...(ref !== undefined ? { ref } : {}),
         events: (item.events ?? []) as StoredEvent[],
         duplicate: false,
+        ...(typeof item.ttl === 'number' ? { ttl: item.ttl } : {}),
         consumedReadUnits: 0,
       };
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         const item = error.Item ? unmarshall(error.Item) : {};
         const ref = typeof item.ref === 'string' ? item.ref : evidence.rowKey;
+        const ids = (item.eventIds ?? []) as string[];
         return {
           ...(ref !== undefined ? { ref } : {}),
           events: (item.events ?? []) as StoredEvent[],
-          duplicate: true,
+          duplicate: ids.includes(stored.id),
+          ...(ids.includes(stored.id) ? {} : { full: true }),
+          ...(typeof item.ttl === 'number' ? { ttl: item.ttl } : {}),
           consumedReadUnits: 0,
         };
       }
       throw error;
     }
+  }
+
+  async expireWith(idempotencyKey: string, ttl: number): Promise<void> {
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [LEDGER_TABLE.partitionKey]: evidenceItemKey(idempotencyKey) },
+          UpdateExpression: 'SET #ttl = :ttl',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#ttl': 'ttl', '#pk': LEDGER_TABLE.partitionKey },
+          ExpressionAttributeValues: { ':ttl': ttl },
+        }),
+      )
+      .catch((error) => {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
   }
 
   async expireUnmatched(idempotencyKey: string, now: number): Promise<void> {
@@ -184,8 +231,37 @@ export class DynamoEvidenceStore implements EvidenceStore {
     };
   }
 
+  async markKept(row: DeliveryRecord) {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [LEDGER_TABLE.partitionKey]: row.pk },
+          UpdateExpression: 'SET #evk = :true',
+          ConditionExpression: '#state = :state AND #version = :version',
+          ExpressionAttributeNames: { '#evk': 'evk', '#state': 'state', '#version': 'version' },
+          ExpressionAttributeValues: { ':true': true, ':state': row.state, ':version': row.version },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'ok' as const };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        const current = error.Item ? (unmarshall(error.Item) as DeliveryRecord) : undefined;
+        return { kind: 'stale' as const, ...(current ? { current } : {}) };
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The fact's id is kept in `delivery.h` itself (compact), not in `evidenceIds`: the write is conditioned
+   * on the fact count read, so an event recorded meanwhile by another writer makes it stale, and the row
+   * read again shows the id. One small attribute per fact keeps the row within one write unit.
+   */
   async addFact(row: DeliveryRecord, entry: DeliveryFactEntry): Promise<FactWriteResult> {
-    if (row.evidenceIds?.includes(entry.id)) return { kind: 'duplicate' };
+    const id = expandFact(entry, row.providerMessageId).id;
+    if (holdsEvidence(row, id)) return { kind: 'duplicate' };
     const count = row.delivery?.n ?? 0;
     const next = { ...withFact(row.delivery, entry), n: count + 1 };
     try {
@@ -193,21 +269,17 @@ export class DynamoEvidenceStore implements EvidenceStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [LEDGER_TABLE.partitionKey]: row.pk },
-          UpdateExpression: 'SET #delivery = :delivery, #ids = list_append(if_not_exists(#ids, :none), :id)',
+          UpdateExpression: 'SET #delivery = :delivery',
           ConditionExpression:
-            '#state = :state AND (attribute_not_exists(#ids) OR NOT contains(#ids, :idValue)) AND ' +
+            '#state = :state AND ' +
             (count === 0 ? 'attribute_not_exists(#delivery)' : '#delivery.#n = :count'),
           ExpressionAttributeNames: {
             '#delivery': 'delivery',
-            '#ids': 'evidenceIds',
             '#state': 'state',
             ...(count === 0 ? {} : { '#n': 'n' }),
           },
           ExpressionAttributeValues: {
             ':delivery': next,
-            ':none': [],
-            ':id': [entry.id],
-            ':idValue': entry.id,
             ':state': row.state,
             ...(count === 0 ? {} : { ':count': count }),
           },
@@ -219,7 +291,7 @@ export class DynamoEvidenceStore implements EvidenceStore {
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         const current = error.Item ? (unmarshall(error.Item) as DeliveryRecord) : undefined;
-        if (current?.evidenceIds?.includes(entry.id)) return { kind: 'duplicate' };
+        if (current && holdsEvidence(current, id)) return { kind: 'duplicate' };
         return { kind: 'stale', ...(current ? { current } : {}) };
       }
       throw error;

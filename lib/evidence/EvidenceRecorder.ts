@@ -9,7 +9,16 @@ import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink 
 import { METRIC } from '../observability.js';
 import type { EvidenceStore, StoredEvent } from './DynamoEvidenceStore.js';
 import type { Evidence, EvidenceSource, ProviderEvidence } from './events.js';
-import { type DeliveryFactEntry, fallbackFactsOf, SUPPRESSING, settlesTo, withFact } from './facts.js';
+import {
+  addsNothing,
+  compactFact,
+  type DeliveryFactEntry,
+  fallbackFactsOf,
+  holdsEvidence,
+  SUPPRESSING,
+  settlesTo,
+  withFact,
+} from './facts.js';
 import { authenticateEvidence, type EvidenceRefusal, type LabelKeys, namesRowMessage } from './labelAuth.js';
 
 export interface EvidenceRecorderDeps {
@@ -29,6 +38,8 @@ export interface EvidenceRecorderDeps {
  * - recorded: an `unknown`/`quarantined` row moved to the evidence's outcome;
  * - fact_recorded: an accepted row gained a delivery fact (delivered, bounced, complained, …);
  * - duplicate: this provider event was already applied to the row;
+ * - redundant: a fact the row already implies (the `Send` of the message an accepted row records, a
+ *   second open or click of one message): logged and counted, no write anywhere;
  * - kept: recorded under the key hash; the row is in a state the event does not change now (still
  *   `dispatching`: applied when the row becomes `unknown`; already `rejected`; …);
  * - unmatched: no claim of ours carries this key hash (kept 30 days, counted);
@@ -45,6 +56,7 @@ export type EvidenceResult = { consumedReadUnits: number } & (
       suppressed: boolean;
     }
   | { kind: 'duplicate'; dedupeKey: string }
+  | { kind: 'redundant'; dedupeKey: string; state: DeliveryState }
   | { kind: 'kept'; dedupeKey: string; state: DeliveryState }
   | { kind: 'unmatched' }
   | { kind: 'raced'; dedupeKey: string; state: DeliveryState }
@@ -58,8 +70,19 @@ export interface RecordedEvidence {
 }
 
 const WAITING: readonly DeliveryState[] = ['unknown', 'quarantined'];
-/** Rows on which post-acceptance facts are recorded. */
-const ACCEPTED: readonly DeliveryState[] = ['accepted', 'resolved_accepted'];
+/**
+ * Rows on which post-acceptance facts are recorded: the provider has the message (a provider-held one
+ * included: a bounce of it is a bounce, whether or not the sweep has settled it `accepted` yet).
+ */
+const ACCEPTED: readonly DeliveryState[] = ['accepted', 'resolved_accepted', 'provider_scheduled'];
+/**
+ * Rows whose outcome is not written yet: an event for one is kept and the row marked (`evk`), so the
+ * write that moves it to an outcome applies it (applyRecordedEvidence).
+ */
+const UNSETTLED: readonly DeliveryState[] = ['claimed', 'dispatching', 'retry_wait'];
+
+/** Tolerance between the claiming worker's clock and the evidence function's. */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 type Applied = { result: EvidenceResult; row?: DeliveryRecord };
 
@@ -93,11 +116,44 @@ export class EvidenceRecorder implements RecordedEvidence {
     if (!authentic.ok) return this.refused(input.source, input.evidenceId, authentic.reason, 0);
     const { evidence } = authentic;
     const now = this.deps.clock.now();
-    const appended = await this.deps.store.append(evidence, now);
-    let reads = appended.consumedReadUnits;
+    let reads = 0;
+    let known: DeliveryRecord | undefined;
+    if (evidence.rowKey !== undefined) {
+      // The event names its row: read it first. An accepted row takes the fact directly, with no
+      // evidence item (its `delivery` attribute is the record, and the stream archives it); so does a
+      // waiting row, which the event settles.
+      const first = await this.deps.store.getRow(evidence.rowKey);
+      reads += first.consumedReadUnits;
+      const row = first.row;
+      if (row && row.idempotencyKey === evidence.idempotencyKey) {
+        // A row that holds a provider message id takes only events about that message (labelAuth.ts).
+        if (!namesRowMessage(row, evidence))
+          return this.refused(evidence.source, evidence.evidenceId, 'message_id_mismatch', reads);
+        if (ACCEPTED.includes(row.state) || WAITING.includes(row.state)) {
+          if (WAITING.includes(row.state))
+            await this.deps.store.append(evidence, now, this.retentionOf(row, now));
+          const applied = await this.apply(row, evidence);
+          return { ...applied.result, consumedReadUnits: applied.result.consumedReadUnits + reads };
+        }
+        known = row;
+      }
+    }
+    // Kept for later, or found through the pointer its claim wrote: recorded under the key hash first, so
+    // a row that moves meanwhile finds it (then read, or read again).
+    const appended = await this.deps.store.append(evidence, now, known ? this.retentionOf(known, now) : {});
+    reads += appended.consumedReadUnits;
+    if (appended.full)
+      this.deps.logger?.warn('evidence item full: event not kept', {
+        evidenceId: evidence.evidenceId,
+        why: evidence.why,
+      });
     if (!appended.ref) return this.unmatched(evidence, reads);
     const got = await this.deps.store.getRow(appended.ref);
     reads += got.consumedReadUnits;
+    // Found through the claim's pointer: the item expires with the row it points to.
+    const keep = got.row && !known ? this.retentionOf(got.row, now).ttl : undefined;
+    if (keep !== undefined && (appended.ttl ?? 0) < keep)
+      await this.deps.store.expireWith(evidence.idempotencyKey, keep);
     if (!got.row) {
       // A row label naming no row (another deployment's message, or a row past its retention).
       if (evidence.rowKey !== undefined) await this.deps.store.expireUnmatched(evidence.idempotencyKey, now);
@@ -111,16 +167,25 @@ export class EvidenceRecorder implements RecordedEvidence {
   }
 
   async applyRecordedEvidence(input: DeliveryRecord): Promise<DeliveryRecord | undefined> {
-    if (!WAITING.includes(input.state)) return undefined;
-    // Only events about the row's own message, when the provider already named one (labelAuth.ts).
-    const events = (await this.deps.store.eventsFor(input.idempotencyKey)).events.filter((e) =>
-      namesRowMessage(input, e),
+    // A waiting row: whatever is recorded for its hash. A row just moved to an outcome: only when an event
+    // was kept for it while it had none (the row carries `evk`), so the happy path reads nothing more.
+    const marked = ACCEPTED.includes(input.state) && input.evk === true;
+    if (!WAITING.includes(input.state) && !marked) return undefined;
+    const stored = await this.deps.store.eventsFor(input.idempotencyKey);
+    // Events recorded before this row was claimed belong to an earlier row of the same key (expired,
+    // its item not yet): never evidence about this one.
+    const events = stored.events.filter(
+      (e) =>
+        !holdsEvidence(input, e.id) &&
+        e.rec >= input.createdAt - CLOCK_SKEW_MS &&
+        // Only events about the row's own message, when the provider already named one (labelAuth.ts).
+        namesRowMessage(input, e),
     );
     if (events.length === 0) return undefined;
     // Settle with the earliest event that proves the provider had the message, else the earliest
     // failure; then apply the others as facts, in the provider's order.
     const byTime = [...events].sort((a, b) => a.at - b.at || a.rec - b.rec);
-    const first = byTime.find((e) => settlesTo(e.f) === 'accepted') ?? byTime[0]!;
+    const first = (marked ? undefined : byTime.find((e) => settlesTo(e.f) === 'accepted')) ?? byTime[0]!;
     const ordered = [first, ...byTime.filter((e) => e !== first)];
     let row = input;
     try {
@@ -153,6 +218,16 @@ export class EvidenceRecorder implements RecordedEvidence {
     return { kind: 'refused', reason, consumedReadUnits };
   }
 
+  /**
+   * How long a row's evidence item lives: as long as the row (its TTL once it has one, else the purpose's
+   * retention from now), so a key reused after its row expired never inherits the old events.
+   */
+  private retentionOf(row: DeliveryRecord, now: number): { ttl?: number } {
+    if (row.ttl !== undefined) return { ttl: Math.max(row.ttl, Math.floor(now / 1000)) };
+    const policy = this.deps.purposes.find(row.purpose);
+    return policy ? { ttl: retentionTtl(policy, now) } : {};
+  }
+
   private unmatched(evidence: Evidence, consumedReadUnits: number): EvidenceResult {
     this.deps.metrics?.count(METRIC.evidenceUnmatched, 1, { source: evidence.source });
     this.deps.logger?.info('evidence for no row of ours', {
@@ -162,15 +237,19 @@ export class EvidenceRecorder implements RecordedEvidence {
     return { kind: 'unmatched', consumedReadUnits };
   }
 
-  private entryOf(evidence: Evidence): DeliveryFactEntry {
-    return {
-      f: evidence.fact,
-      at: evidence.at ?? this.deps.clock.now(),
-      by: `evidence:${evidence.source}`,
-      why: evidence.why,
-      id: evidence.evidenceId,
-      ...(evidence.providerMessageId ? { msg: evidence.providerMessageId } : {}),
-    };
+  /** The fact as the row stores it (compact, relative to the message id the row has or now gets). */
+  private entryOf(evidence: Evidence, rowMessageId: string | undefined): DeliveryFactEntry {
+    return compactFact(
+      {
+        f: evidence.fact,
+        at: evidence.at ?? this.deps.clock.now(),
+        by: `evidence:${evidence.source}`,
+        why: evidence.why,
+        id: evidence.evidenceId,
+        ...(evidence.providerMessageId ? { msg: evidence.providerMessageId } : {}),
+      },
+      rowMessageId,
+    );
   }
 
   private async apply(start: DeliveryRecord, evidence: Evidence): Promise<Applied> {
@@ -178,7 +257,7 @@ export class EvidenceRecorder implements RecordedEvidence {
     const reads = 0;
     // Three tries: concurrent writers (the reconciler, another event for this row) may move the row.
     for (let attempt = 0; row && attempt < 3; attempt += 1) {
-      if (row.evidenceIds?.includes(evidence.evidenceId)) {
+      if (holdsEvidence(row, evidence.evidenceId)) {
         const effects = await this.effects(row, evidence);
         return {
           result: { kind: 'duplicate', dedupeKey: row.pk, consumedReadUnits: reads + effects.reads },
@@ -189,7 +268,11 @@ export class EvidenceRecorder implements RecordedEvidence {
         const now = this.deps.clock.now();
         const policy = this.deps.purposes.find(row.purpose);
         const to = settlesTo(evidence.fact);
-        const delivery = { ...withFact(row.delivery, this.entryOf(evidence)), n: (row.delivery?.n ?? 0) + 1 };
+        const messageId = evidence.providerMessageId || row.providerMessageId;
+        const delivery = {
+          ...withFact(row.delivery, this.entryOf(evidence, messageId)),
+          n: (row.delivery?.n ?? 0) + 1,
+        };
         const result = await this.deps.ledger.transition({
           pk: row.pk,
           from: row.state,
@@ -234,7 +317,19 @@ export class EvidenceRecorder implements RecordedEvidence {
         continue;
       }
       if (ACCEPTED.includes(row.state)) {
-        const result = await this.deps.store.addFact(row, this.entryOf(evidence));
+        if (addsNothing(row, evidence)) {
+          this.deps.logger?.info('provider event adds nothing to the row', {
+            dedupeKey: row.pk,
+            fact: evidence.fact,
+            why: evidence.why,
+            evidenceId: evidence.evidenceId,
+          });
+          return {
+            result: { kind: 'redundant', dedupeKey: row.pk, state: row.state, consumedReadUnits: reads },
+            row,
+          };
+        }
+        const result = await this.deps.store.addFact(row, this.entryOf(evidence, row.providerMessageId));
         if (result.kind === 'ok') {
           this.countFact(result.record, evidence);
           this.deps.logger?.info('delivery fact recorded', {
@@ -263,8 +358,17 @@ export class EvidenceRecorder implements RecordedEvidence {
         row = result.current ?? (await this.deps.store.getRow(row.pk)).row;
         continue;
       }
-      // Claimed, dispatching, retry_wait: kept, and applied when the row becomes unknown. Final states
-      // other than accepted: kept as a record of what the provider said.
+      // Claimed, dispatching, retry_wait: kept, and the row marked, conditioned on its version, so the
+      // write that gives it an outcome sees the mark and applies what was kept (unknown rows read the
+      // kept events anyway). Refused: the row moved meanwhile; read it again. Final states other than
+      // accepted: kept as a record of what the provider said.
+      if (UNSETTLED.includes(row.state) && row.evk !== true) {
+        const marked = await this.deps.store.markKept(row);
+        if (marked.kind === 'stale') {
+          row = marked.current ?? (await this.deps.store.getRow(row.pk)).row;
+          continue;
+        }
+      }
       return {
         result: { kind: 'kept', dedupeKey: row.pk, state: row.state, consumedReadUnits: reads },
         row,

@@ -314,3 +314,32 @@ export const parseLambdaEvent = (event: unknown): ParsedEvent[] => {
   }
   return [parseProviderEvent(event)];
 };
+
+/**
+ * One SQS message body of the evidence queue: an EventBridge event (the rule's SQS target delivers the
+ * whole event), or an SNS notification (an SNS → SQS subscription delivers the envelope, the provider
+ * event as its `Message` string).
+ */
+export const parseQueuedEvent = (body: string): ParsedEvent[] => {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return [{ kind: 'ignored', source: 'unknown', reason: 'queued_body_not_json' }];
+  }
+  if (isObject(value) && value.Type === 'Notification' && typeof value.Message === 'string') {
+    try {
+      return [parseProviderEvent(JSON.parse(value.Message))];
+    } catch {
+      return [{ kind: 'ignored', source: 'unknown', reason: 'sns_message_not_json' }];
+    }
+  }
+  return parseLambdaEvent(value);
+};
+
+/** Whether a Lambda event is an SQS batch (the evidence queue) rather than a direct invocation. */
+export const isSqsBatch = (event: unknown): boolean =>
+  isObject(event) &&
+  Array.isArray(event.Records) &&
+  event.Records.length > 0 &&
+  event.Records.every((r) => isObject(r) && r.eventSource === 'aws:sqs' && typeof r.body === 'string');

@@ -105,26 +105,93 @@ const RANK: Readonly<Record<EvidenceFact, number>> = {
   complained: 7,
 };
 
-/** One fact as the row keeps it (short names: the row stays small). */
+/**
+ * One fact as the row keeps it. Compact, so a row stays within one write unit (1 KB) through its delivery
+ * fact: `id` is stored with the row's provider message id replaced by `~`, `msg` only when it differs from
+ * the row's, `by` only when it is not `evidence:<the id's source>` (compactFact / expandFact).
+ */
 export interface DeliveryFactEntry {
   /** The fact. */
   f: EvidenceFact;
   /** When the provider says it happened (epoch ms); the recording time when the event has none. */
   at: number;
-  /** `evidence:<source>`. */
-  by: string;
+  /** `evidence:<source>`; absent when it is the source the id starts with. */
+  by?: string;
   /** Short reason (`ses:Bounce:Permanent/General`, `sms:TTL_EXPIRED`). */
   why: string;
-  /** Provider event id (the same id the row's `evidenceIds` holds). */
+  /** Provider event id (`~` stands for the row's provider message id). */
   id: string;
-  /** Provider message id. */
+  /** Provider message id, when it is not the row's. */
   msg?: string;
 }
+
+/** The message id a compact id's `~` stands for (only ids that contain it are compacted). */
+const MESSAGE_MARK = '~';
+
+/** The entry as the row stores it, relative to the row's provider message id. */
+export const compactFact = (
+  entry: DeliveryFactEntry,
+  rowMessageId: string | undefined,
+): DeliveryFactEntry => {
+  const { by, msg, id, ...rest } = entry;
+  const source = id.split(':', 1)[0];
+  const relative = rowMessageId && !id.includes(MESSAGE_MARK) && id.includes(rowMessageId);
+  return {
+    ...rest,
+    id: relative ? id.replace(rowMessageId, MESSAGE_MARK) : id,
+    ...(by !== undefined && by !== `evidence:${source}` ? { by } : {}),
+    ...(msg && msg !== rowMessageId ? { msg } : {}),
+  };
+};
+
+/** The entry in full (actor, message id, provider event id), whatever form the row stored it in. */
+export const expandFact = (
+  entry: DeliveryFactEntry,
+  rowMessageId: string | undefined,
+): Required<DeliveryFactEntry> => {
+  const id = rowMessageId ? entry.id.replace(MESSAGE_MARK, rowMessageId) : entry.id;
+  return {
+    ...entry,
+    id,
+    by: entry.by ?? `evidence:${id.split(':', 1)[0]}`,
+    msg: entry.msg ?? rowMessageId ?? '',
+  };
+};
+
+/** Whether the row already holds this provider event, as a transition's evidence id or as a fact. */
+export const holdsEvidence = (
+  row: { evidenceIds?: string[]; providerMessageId?: string; delivery?: DeliveryFacts },
+  evidenceId: string,
+): boolean =>
+  (row.evidenceIds?.includes(evidenceId) ?? false) ||
+  (row.delivery?.h ?? []).some((e) => expandFact(e, row.providerMessageId).id === evidenceId);
+
+/**
+ * A fact a row the provider has already implies, so recording it would add nothing: the provider's
+ * acceptance (SES Send, SMS QUEUED/SUCCESSFUL, …) of exactly the message the row records, or a second
+ * open or click of one message (engagement is recorded once per message).
+ */
+export const addsNothing = (
+  row: { providerMessageId?: string; delivery?: DeliveryFacts },
+  event: { fact: EvidenceFact; providerMessageId: string },
+): boolean => {
+  const message = event.providerMessageId || row.providerMessageId;
+  if (event.fact === 'sent') return !!message && message === row.providerMessageId;
+  if (event.fact === 'engaged')
+    return (row.delivery?.h ?? []).some(
+      (e) => e.f === 'engaged' && expandFact(e, row.providerMessageId).msg === (message ?? ''),
+    );
+  return false;
+};
 
 /** The row's `delivery` attribute: the current delivery status and its own append-only history. */
 export interface DeliveryFacts {
   status: EvidenceFact;
-  at: number;
+  /**
+   * When the status fact happened; stored only when that fact is no longer in `h` (trimmed), since the
+   * entry in `h` says it otherwise (statusAt). One attribute less keeps the row within one write unit.
+   */
+  at?: number;
   why: string;
   h: DeliveryFactEntry[];
   /** Facts recorded so far (the write condition; `h` keeps only the latest MAX_FACTS_PER_ROW). */
@@ -134,15 +201,21 @@ export interface DeliveryFacts {
 /** Most facts a row keeps (opens and clicks can repeat); beyond it, only the status moves. */
 export const MAX_FACTS_PER_ROW = 40;
 
+/** When the row's delivery status fact happened. */
+export const statusAt = (d: Pick<DeliveryFacts, 'status' | 'why' | 'h' | 'at'>): number | undefined =>
+  d.at ?? [...d.h].reverse().find((e) => e.f === d.status && e.why === d.why)?.at;
+
 export const withFact = (current: DeliveryFacts | undefined, entry: DeliveryFactEntry): DeliveryFacts => {
-  const h = [...(current?.h ?? []), entry].slice(-MAX_FACTS_PER_ROW);
-  const top = [...(current?.h ?? []), entry].reduce((best, e) =>
+  const all = [...(current?.h ?? []), entry];
+  const h = all.slice(-MAX_FACTS_PER_ROW);
+  const top = all.reduce((best, e) =>
     RANK[e.f] > RANK[best.f] || (RANK[e.f] === RANK[best.f] && e.at >= best.at) ? e : best,
   );
   // The current status competes too, so a fact trimmed out of `h` still ranks.
-  const keep =
-    current && RANK[current.status] > RANK[top.f]
-      ? { status: current.status, at: current.at, why: current.why }
-      : undefined;
-  return keep ? { ...keep, h } : { status: top.f, at: top.at, why: top.why, h };
+  if (current && RANK[current.status] > RANK[top.f]) {
+    const at = statusAt(current);
+    const inH = h.some((e) => e.f === current.status && e.why === current.why && e.at === at);
+    return { status: current.status, why: current.why, ...(inH || at === undefined ? {} : { at }), h };
+  }
+  return { status: top.f, why: top.why, ...(h.includes(top) ? {} : { at: top.at }), h };
 };

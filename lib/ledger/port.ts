@@ -71,8 +71,16 @@ export interface DeliveryRecord {
   blockedAgainst?: string;
   /** For `invalid` rows: the structured validation issues (field + message, never values). */
   issues?: Array<{ field: string; message: string }>;
-  /** Evidence events already recorded (provider event ids), so a repeated event is recorded once. */
+  /**
+   * Evidence events that moved the row (provider event ids), so a repeated event is recorded once.
+   * Post-acceptance facts are not listed here: their ids are in `delivery.h` (holdsEvidence).
+   */
   evidenceIds?: string[];
+  /**
+   * Set by the evidence recorder when it kept an event while the row had no outcome yet (claimed,
+   * dispatching, retry_wait): the write that gives the row its outcome applies the kept events.
+   */
+  evk?: boolean;
   /**
    * Facts providers reported about the message (delivered, bounced, complained, carrier receipts), with
    * their own short history. Not a state: an accepted row stays `accepted` when it bounces.

@@ -1,5 +1,6 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { EVIDENCE_BATCH } from '../../infra/constructs/EvidenceRecorder.js';
 import { RECONCILE_RETRY_ERRORS } from '../../infra/constructs/ReconcilerWorkflow.js';
 import { DISPATCHER_TIMEOUT } from '../../infra/NotificationLedger.js';
 import type { SendproofStack } from '../../infra/SendproofStack.js';
@@ -355,7 +356,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       Sid: 'LedgerReleaseSeals',
       Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['seal#*'] } },
     });
-    // The evidence recorder also sends to its own DLQ: the on-failure destination of async invocations.
+    // The evidence recorder reads its queue (the event source mapping); it sends nowhere itself.
     expect(own(evidence)).toEqual([
       'dynamodb:GetItem',
       'dynamodb:PutItem',
@@ -363,9 +364,11 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       'dynamodb:UpdateItem',
       'secretsmanager:DescribeSecret',
       'secretsmanager:GetSecretValue',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
       'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
-      'sqs:SendMessage',
+      'sqs:ReceiveMessage',
     ]);
   });
 
@@ -479,7 +482,7 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     });
   });
 
-  it('wires SES v2 events through EventBridge and SMS events through SNS to the evidence recorder', () => {
+  it('wires SES v2 events through EventBridge and SMS events through SNS to one queue the evidence recorder reads in batches with partial batch responses', () => {
     // Assess
     template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
       EventDestination: Match.objectLike({
@@ -489,8 +492,32 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     });
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: Match.objectLike({ source: ['aws.ses'] }),
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('Evidence'), 'Arn'] } })],
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('EvidenceEvents'), 'Arn'] },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('UndeliveredEvents'), 'Arn'] } },
+        }),
+      ],
     });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('UndeliveredEvents'), 'Arn'] },
+        maxReceiveCount: EVIDENCE_BATCH.maxReceiveCount,
+      },
+      VisibilityTimeout: 180,
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('EvidenceEvents'), 'Arn'] },
+      BatchSize: EVIDENCE_BATCH.batchSize,
+      MaximumBatchingWindowInSeconds: EVIDENCE_BATCH.maxBatchingWindowSeconds,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    // No asynchronous invocation of the evidence function is left (nothing to retry out of sight).
+    expect(
+      Object.keys(template.findResources('AWS::Lambda::EventInvokeConfig')).filter((id) =>
+        id.includes('Evidence'),
+      ),
+    ).toEqual([]);
     template.hasResourceProperties('AWS::SMSVOICE::ConfigurationSet', {
       EventDestinations: [
         Match.objectLike({
@@ -500,7 +527,8 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       ],
     });
     template.hasResourceProperties('AWS::SNS::Subscription', {
-      Protocol: 'lambda',
+      Protocol: 'sqs',
+      Endpoint: { 'Fn::GetAtt': [Match.stringLikeRegexp('EvidenceEvents'), 'Arn'] },
       TopicArn: { Ref: Match.stringLikeRegexp('SmsEvents') },
     });
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {

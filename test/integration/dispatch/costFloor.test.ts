@@ -1,11 +1,15 @@
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CapacityMeter } from '../../../bench/CapacityMeter.js';
+import { readStreamWrites } from '../../../bench/streamUnits.js';
 import { UriAttachmentStore } from '../../../lib/attachments/AttachmentStore.js';
 import { dynamoDocumentClient } from '../../../lib/aws/clients.js';
 import { Dispatcher } from '../../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
+import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
+import { parseSesEvent } from '../../../lib/evidence/events.js';
 import { DynamoGateFacts } from '../../../lib/ledger/DynamoGateFacts.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../../lib/ledger/DynamoSuppressionList.js';
@@ -17,7 +21,7 @@ import {
 import { FileTemplateStore } from '../../../lib/templates/FileTemplateStore.js';
 import { CapturingLogger, CONTENT_KEY, restTransports } from '../../support/dispatchHarness.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
-import { labelOf } from '../../support/evidenceLabels.js';
+import { labelOf, sesTags, testLabelKeys } from '../../support/evidenceLabels.js';
 import { resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { TEST_SEAL_KEY } from '../../support/sealKey.js';
@@ -147,5 +151,101 @@ describe('the protocol floor on the happy path', () => {
     expect(row?.history.map((e) => e.s)).toEqual(['suppressed']);
     expect(row?.history[0]?.why).toBe('suppressed:hard_bounce');
     expect(sim.requests()).toHaveLength(0);
+  });
+});
+
+describe('a delivered notification, its evidence included, counted from the stream', () => {
+  it('a delivered password reset costs 3 write units on the stream: claim 1, accepted 1, the Delivery fact 1 — the Send event of a row already accepted with that message id writes nothing', async () => {
+    // Prepare: the ledger table's stream is read afterwards and every write on it billed by item size
+    const { raw, endpoint } = localDynamo();
+    const [ledgerTable, suppressionTable] = await Promise.all([
+      createLedgerTable(raw, 'delivered'),
+      createSuppressionTable(raw),
+    ]);
+    const doc = dynamoDocumentClient({ region: 'us-east-1', endpoint });
+    const meter = new CapacityMeter();
+    meter.attach(doc);
+    const ledger = new DynamoLedger(doc, ledgerTable);
+    const dispatcher = new Dispatcher({
+      ledger,
+      suppressions: new DynamoSuppressionList(doc, suppressionTable),
+      gateFacts: new DynamoGateFacts(doc, { ledger: ledgerTable, suppression: suppressionTable }),
+      renderer: new FileTemplateStore(),
+      transports: restTransports(sim),
+      attachments: new UriAttachmentStore(),
+      purposes: new PurposeRegistry(),
+      clock,
+      contentHashKey: CONTENT_KEY,
+      sealer: localSealer(Buffer.from(TEST_SEAL_KEY, 'utf8')),
+      workerId: 'dispatch:floor',
+      leaseMs: 60_000,
+      logger: new CapturingLogger(),
+    });
+    const recorder = new EvidenceRecorder({
+      labels: testLabelKeys,
+      ledger,
+      store: new DynamoEvidenceStore(doc, ledgerTable),
+      suppressions: new DynamoSuppressionList(doc, suppressionTable),
+      purposes: new PurposeRegistry(),
+      clock,
+    });
+    const n = 5;
+    const bodies = Array.from({ length: n }, (_, i) =>
+      JSON.stringify(
+        resetIntent(
+          {
+            eventId: `reset-2026-12-02-${String(i).padStart(6, '0')}`,
+            recipient: { ref: `player-${String(i).padStart(8, '0')}`, email: `d${i}@example.test` },
+          },
+          clock.now(),
+        ),
+      ),
+    );
+    // Act: dispatch, then SES's Send and Delivery events for each message (SES message ids as SES writes them)
+    const { value, totals } = await meter.measure(async () => {
+      const out = await createSqsHandler(dispatcher, { concurrency: 5 })(sqsEvent(bodies));
+      const rows = await Promise.all(
+        bodies.map((b) => {
+          const intent = JSON.parse(b) as { eventId: string; recipient: { ref: string } };
+          return ledger.get(`acme-games:password-reset:${intent.eventId}:${intent.recipient.ref}:email`);
+        }),
+      );
+      const results: string[] = [];
+      for (const row of rows) {
+        for (const [eventType, extra] of [
+          ['Send', {}],
+          ['Delivery', { delivery: { timestamp: new Date(clock.now() + 900).toISOString() } }],
+        ] as const) {
+          const parsed = parseSesEvent({
+            eventType,
+            mail: {
+              messageId: row!.providerMessageId,
+              timestamp: new Date(clock.now()).toISOString(),
+              tags: sesTags(row!),
+            },
+            ...extra,
+          });
+          if (parsed.kind !== 'evidence') throw new Error('not evidence');
+          results.push((await recorder.record(parsed.evidence)).kind);
+        }
+      }
+      return { out, rows, results };
+    });
+    // Assess
+    expect(value.out.batchItemFailures).toEqual([]);
+    expect(value.results).toEqual(Array.from({ length: n }, () => ['redundant', 'fact_recorded']).flat());
+    const writes = await readStreamWrites(endpoint, ledgerTable);
+    const perRow = value.rows.map((row) => writes.filter((w) => w.pk === row!.pk));
+    for (const rowWrites of perRow) {
+      expect(rowWrites.map((w) => w.units)).toEqual([1, 1, 1]);
+      expect(Math.max(...rowWrites.map((w) => w.newSize))).toBeLessThanOrEqual(1024);
+    }
+    // Nothing else on the table: no `ev#` item for events whose row was accepted and named by its label.
+    expect(writes.reduce((sum, w) => sum + w.units, 0)).toBe(3 * n);
+    // The SDK's meter agrees (it also counts writes the stream cannot show, such as refused conditions).
+    expect(totals.writeUnits).toBe(3 * n);
+    const delivered = await ledger.get(value.rows[0]!.pk);
+    expect(delivered?.delivery?.status).toBe('delivered');
+    expect(delivered?.state).toBe('accepted');
   });
 });

@@ -19,6 +19,7 @@ import { s3Client } from '../../../lib/aws/storageClients.js';
 import { ENV } from '../../../lib/config.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from '../../../lib/ledger/DynamoOperatorQueries.js';
+import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
 import { freePort } from '../../../lib/local/ports.js';
 import {
@@ -45,7 +46,7 @@ let queries: DynamoOperatorQueries;
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
 let dispatch: Handler<SQSEvent, { batchItemFailures: Array<{ itemIdentifier: string }> }>;
 let reconcile: Handler<{ cursor?: string }, { processed: number; resolved: number; hasMore: boolean }>;
-let evidence: Handler<unknown, { results: string[] }>;
+let evidence: Handler<unknown, { results?: string[]; batchItemFailures?: Array<{ itemIdentifier: string }> }>;
 let webhook: Handler<LambdaFunctionURLEvent, APIGatewayProxyResultV2>;
 let consoleApi: (
   event: APIGatewayProxyEventV2WithJWTAuthorizer,
@@ -56,25 +57,25 @@ let sqsEndpoint: string;
 let ledgerTable: string;
 const signingKeys = generateSigningKeys();
 
-const sqsEvent = (messageId: string, body: string): SQSEvent => ({
-  Records: [
-    {
-      messageId,
-      receiptHandle: messageId,
-      body,
-      attributes: {
-        ApproximateReceiveCount: '1',
-        SentTimestamp: String(Date.now()),
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:intake',
-      awsRegion: 'us-east-1',
+const sqsEvent = (messageId: string, body: string): SQSEvent => sqsBatch([[messageId, body]]);
+
+const sqsBatch = (messages: Array<[string, string]>): SQSEvent => ({
+  Records: messages.map(([messageId, body]) => ({
+    messageId,
+    receiptHandle: messageId,
+    body,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
     },
-  ],
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:intake',
+    awsRegion: 'us-east-1',
+  })),
 });
 
 let queues: ReturnType<typeof buildApp>;
@@ -158,19 +159,61 @@ describe('Lambda entry points', () => {
     expect(after?.history.at(-1)).toMatchObject({ s: 'accepted', by: 'evidence:rest', why: 'rest:sent' });
   });
 
-  it('evidence: an SES Delivery event via EventBridge settles the row once, even when delivered twice', async () => {
-    // Prepare
+  it('evidence: one SQS batch from the evidence queue — an SES event as EventBridge delivers it, the same event again, an SES event as SNS delivers it — settles each row once and fails no record', async () => {
+    // Prepare: two rows whose answers were lost; SES's events for them reach the queue two ways
     const { row } = await unknownRow('entry-evidence');
-    const event = {
+    const { row: other } = await unknownRow('entry-evidence-sns');
+    const sesDetail = (key: DeliveryRecord, messageId: string) => ({
+      eventType: 'Delivery',
+      mail: { timestamp: new Date().toISOString(), messageId, tags: sesTags(key) },
+    });
+    const eventBridge = JSON.stringify({
       version: '0',
       id: 'eb-1',
+      'detail-type': 'Email Delivered',
+      source: 'aws.ses',
+      detail: sesDetail(row, 'ses-entry-1'),
+    });
+    // An SNS → SQS subscription (not raw) delivers the notification envelope, the event as its Message.
+    const sns = JSON.stringify({
+      Type: 'Notification',
+      MessageId: 'sns-1',
+      TopicArn: 'arn:aws:sns:us-east-1:000000000000:sms-events',
+      Message: JSON.stringify(sesDetail(other, 'ses-entry-2')),
+      Timestamp: new Date().toISOString(),
+    });
+    // Act
+    const response = await evidence(
+      sqsBatch([
+        ['q-1', eventBridge],
+        ['q-2', eventBridge],
+        ['q-3', sns],
+        ['q-4', 'not json'],
+      ]),
+      localLambdaContext('evidence'),
+    );
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    for (const key of [row.pk, other.pk]) {
+      const after = await ledger.get(key);
+      expect(after?.state).toBe('accepted');
+      expect(after?.history.filter((h) => h.by.startsWith('evidence:'))).toHaveLength(1);
+    }
+  });
+
+  it('evidence: a direct EventBridge invocation is still understood, one event at a time', async () => {
+    // Prepare
+    const { row } = await unknownRow('entry-evidence-direct');
+    const event = {
+      version: '0',
+      id: 'eb-2',
       'detail-type': 'Email Delivered',
       source: 'aws.ses',
       detail: {
         eventType: 'Delivery',
         mail: {
           timestamp: new Date().toISOString(),
-          messageId: 'ses-entry-1',
+          messageId: 'ses-entry-3',
           tags: sesTags(row, ENTRIES_CONTENT_KEY),
         },
       },
@@ -181,9 +224,6 @@ describe('Lambda entry points', () => {
     // Assess
     expect(first.results).toEqual(['recorded']);
     expect(second.results).toEqual(['duplicate']);
-    const after = await ledger.get(row.pk);
-    expect(after?.state).toBe('accepted');
-    expect(after?.history.filter((h) => h.by.startsWith('evidence:'))).toHaveLength(1);
   });
 
   it('reconcile: the sweep resumes a scheduled notification when it is due and, once sent, releases its seal', async () => {

@@ -1,9 +1,13 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PurposeRegistry } from '../../../lib/domain/purposes.js';
-import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
+import { PurposeRegistry, retentionTtl } from '../../../lib/domain/purposes.js';
+import { DynamoEvidenceStore, MAX_EVENTS_PER_KEY } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { type ProviderEvidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import { expandFact } from '../../../lib/evidence/facts.js';
+import { authenticateEvidence } from '../../../lib/evidence/labelAuth.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
+import { evidenceItemKey } from '../../../lib/ledger/tableDefinition.js';
 import { Reconciler } from '../../../lib/reconcile/Reconciler.js';
 import {
   type RunningProviderSimulator,
@@ -17,7 +21,7 @@ import {
   restTransports,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { type Echoed, sesTags, smsContext, testLabelKeys } from '../../support/evidenceLabels.js';
+import { type Echoed, labelOf, sesTags, smsContext, testLabelKeys } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly, RecordingMetrics } from './support.js';
@@ -144,6 +148,38 @@ describe('evidence that arrives before the row is unknown', () => {
     expect(row.history.at(-1)).toMatchObject({ by: 'evidence:ses', why: 'ses:Send' });
   });
 
+  it('a permanent bounce that beats the accepted write (recorded between the provider call and it) is applied by that write: the fact on the row, the recipient suppressed, the fallback moved on', async () => {
+    // Prepare: a health report (email, then SMS on a definitive failure); SES's Bounce is recorded while
+    // the row is still `dispatching`, before the dispatcher writes the provider's `accepted`
+    const transports = restTransports(sim);
+    const recipient = { ref: 'patient-fast-bounce', email: MARKERS.email, phone: MARKERS.phone };
+    const body = JSON.stringify(
+      healthReportIntent({ eventId: 'fast-bounce', recipient, attachments: [pdfAttachment()] }),
+    );
+    let kept: unknown;
+    const probe = async (edge: string, ctx: { dedupeKey: string }) => {
+      if (edge !== 'after_provider' || !ctx.dedupeKey.endsWith(':email')) return;
+      const row = (await h.ledger.get(ctx.dedupeKey))!;
+      const messageId = sim.requests().find((r) => r.channel === 'email' && r.outcome === 'accepted')!
+        .messageId!;
+      kept = await recorder.record(permanentBounce(row, messageId));
+    };
+    // Act: the first dispatch ends with the email accepted; the intent comes back (the sweep, a redelivery)
+    const first = await h.dispatcher({ transports, probe, evidence: recorder }).handle(body, envelope());
+    const next = await h.dispatcher({ transports, evidence: recorder }).handle(body, envelope());
+    // Assess
+    expect(kept).toMatchObject({ kind: 'kept', state: 'dispatching' });
+    expect(first.channels[0]).toMatchObject({ channel: 'email', state: 'accepted' });
+    const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+    expect(row.state).toBe('accepted');
+    expect(row.delivery?.status).toBe('bounced_permanent');
+    expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toMatchObject({
+      suppressed: true,
+    });
+    expect(next.channels.at(-1)).toMatchObject({ channel: 'sms', state: 'accepted', action: 'sent' });
+    expect(smsSent()).toHaveLength(1);
+  });
+
   it('the reconciler applies recorded evidence before it would quarantine', async () => {
     // Prepare: crash while dispatching, a Bounce is recorded, then nobody redelivers for hours
     const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
@@ -208,7 +244,13 @@ describe('post-acceptance evidence', () => {
     expect(row.delivery).toMatchObject({
       status: 'bounced_permanent',
       why: 'ses:Bounce:Permanent/General',
-      h: [{ f: 'bounced_permanent', by: 'evidence:ses', id: `ses:${email.providerMessageId}:Bounce` }],
+      // Stored compact: the id relative to the row's message id, the actor its source (facts.ts).
+      h: [{ f: 'bounced_permanent', id: 'ses:~:Bounce' }],
+    });
+    expect(expandFact(row.delivery!.h[0]!, row.providerMessageId)).toMatchObject({
+      by: 'evidence:ses',
+      id: `ses:${email.providerMessageId}:Bounce`,
+      msg: email.providerMessageId,
     });
     expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toMatchObject({
       suppressed: true,
@@ -276,10 +318,15 @@ describe('post-acceptance evidence', () => {
     const row = (await h.ledger.get(email.pk))!;
     expect(row.delivery?.status).toBe('delivered');
     expect(row.delivery?.h.map((e) => e.f)).toEqual(['delivered', 'delayed']);
-    expect(row.evidenceIds).toEqual([`ses:${id}:Delivery`, `ses:${id}:DeliveryDelay`]);
+    expect(row.delivery?.h.map((e) => expandFact(e, id).id)).toEqual([
+      `ses:${id}:Delivery`,
+      `ses:${id}:DeliveryDelay`,
+    ]);
+    expect(row.evidenceIds).toBeUndefined();
     expect(row.version).toBe(email.version);
+    // Events for an accepted row named by its label go straight to the row: no evidence item.
     const kept = await store.eventsFor(email.idempotencyKey);
-    expect(kept.events.map((e) => e.f)).toEqual(['delivered', 'delayed']);
+    expect(kept.events).toEqual([]);
   });
 
   it('an SMS TTL expiry on the accepted text is definitive; TEXT_UNKNOWN is not', async () => {
@@ -338,5 +385,99 @@ describe('post-acceptance evidence', () => {
     // Assess
     expect(result).toMatchObject({ kind: 'fact_recorded', fallbackAdvanced: false });
     expect((await h.ledger.getFlow(email.logicalKey))?.activeIndex).toBe(0);
+  });
+});
+
+describe('the evidence item of a key is bounded and expires with its row (issue 26 item 7)', () => {
+  const itemOf = async (idempotencyKey: string) =>
+    (
+      await localDynamo().doc.send(
+        new GetCommand({
+          TableName: h.table,
+          Key: { pk: evidenceItemKey(idempotencyKey) },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+
+  it('an event kept for a row without an outcome gives the item the row’s retention as its TTL, and the item stops growing at its cap without failing', async () => {
+    // Prepare: a row left dispatching (the worker crashed after the provider took the email)
+    const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
+    const body = JSON.stringify(
+      resetIntent(
+        { eventId: 'ev-ttl', recipient: { ref: 'player-ev-ttl', email: MARKERS.email } },
+        clock.now(),
+      ),
+    );
+    await expect(
+      h.dispatcher({ transports, probe: crashAt('after_provider') }).handle(body, envelope()),
+    ).rejects.toThrow();
+    const dispatching = (await h.queries.findByEvent('ev-ttl'))[0]!;
+    const policy = new PurposeRegistry().find(dispatching.purpose)!;
+    // Act: more distinct events than an item keeps (a retry storm of soft bounces, each its own id)
+    const results = [];
+    for (let i = 0; i < MAX_EVENTS_PER_KEY + 3; i++)
+      results.push(
+        await recorder.record(
+          evidenceOf(
+            sesEvent(dispatching, 'Bounce', `ses-ttl-${i}`, {
+              bounce: { bounceType: 'Transient', bounceSubType: 'General' },
+            }),
+          ),
+        ),
+      );
+    // Assess
+    expect(results.every((r) => r.kind === 'kept')).toBe(true);
+    const item = (await itemOf(dispatching.idempotencyKey))!;
+    expect(item.ttl).toBe(retentionTtl(policy, clock.now()));
+    expect(item.eventIds).toHaveLength(MAX_EVENTS_PER_KEY);
+    expect(item.events).toHaveLength(MAX_EVENTS_PER_KEY);
+  });
+
+  it('opens and clicks are recorded once per message, on the row and in the item', async () => {
+    // Prepare: an accepted email; the provider reports two opens and a click, each with its own event id
+    const { email } = await acceptedHealthReport('engaged-once');
+    const engaged = (id: string): ProviderEvidence => ({
+      source: 'sendgrid',
+      evidenceId: `sendgrid:${id}`,
+      label: labelOf(email),
+      fact: 'engaged',
+      outcome: 'accepted',
+      providerMessageId: email.providerMessageId!,
+      why: 'sendgrid:open',
+    });
+    // Act
+    const results = [];
+    for (const id of ['open-1', 'open-2', 'click-1']) results.push((await recorder.record(engaged(id))).kind);
+    // Assess
+    expect(results).toEqual(['fact_recorded', 'redundant', 'redundant']);
+    const row = (await h.ledger.get(email.pk))!;
+    expect(row.delivery?.h.filter((f) => f.f === 'engaged')).toHaveLength(1);
+  });
+
+  it('a key reused after its row expired: events recorded before the new row was claimed never settle it', async () => {
+    // Prepare: an event recorded for the key a day before (its row has since expired), then the same key
+    // claimed again and its answer lost
+    const eventId = 'reused-key';
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
+    const body = JSON.stringify(
+      resetIntent({ eventId, recipient: { ref: 'player-reused-key', email: MARKERS.email } }, clock.now()),
+    );
+    const out = await h.dispatcher({ transports: restTransports(sim) }).handle(body, envelope());
+    const unknown = (await h.ledger.get(out.channels[0]!.dedupeKey))!;
+    expect(unknown.state).toBe('unknown');
+    const old = authenticateEvidence(
+      evidenceOf(sesEvent(unknown, 'Delivery', 'ses-old-message')),
+      await testLabelKeys(),
+    );
+    if (!old.ok) throw new Error(`label refused: ${old.reason}`);
+    await store.append(old.evidence, unknown.createdAt - 86_400_000);
+    // Act
+    const settled = await recorder.applyRecordedEvidence(unknown);
+    // Assess
+    expect(settled).toBeUndefined();
+    const row = (await h.ledger.get(unknown.pk))!;
+    expect(row.state).toBe('unknown');
+    expect(row.providerMessageId).toBeUndefined();
   });
 });

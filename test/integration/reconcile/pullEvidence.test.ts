@@ -74,7 +74,8 @@ describe('pull evidence from GET /v1/events', () => {
     expect(lost.state).toBe('unknown');
     // Pages of 3: two with events, then an empty one that says the feed is drained.
     expect(first).toMatchObject({ pages: 3, events: 4, cursor: '4', overtaken: false });
-    expect(first.results).toEqual({ recorded: 1, fact_recorded: 3 });
+    // The other row's `sent` names the message it records: it adds nothing (facts.ts addsNothing).
+    expect(first.results).toEqual({ recorded: 1, fact_recorded: 2, redundant: 1 });
     expect(second).toMatchObject({ events: 0, cursor: '4' });
     expect(await store.getCursor('feed-a')).toEqual({ cursor: '4', version: 2 });
     const settled = (await h.ledger.get(lost.pk))!;
@@ -92,11 +93,11 @@ describe('pull evidence from GET /v1/events', () => {
     const result = await pullFor('feed-b').poll();
     // Assess
     expect(sim.events().map((e) => e.type)).toEqual(['bounced', 'bounced', 'sent', 'sent']);
-    expect(result.results).toEqual({ fact_recorded: 2, duplicate: 2 });
+    expect(result.results).toEqual({ fact_recorded: 1, duplicate: 1, redundant: 2 });
     const after = (await h.ledger.get(row.pk))!;
     expect(after.state).toBe('accepted');
     expect(after.delivery?.status).toBe('bounced_permanent');
-    expect(after.delivery?.h.map((e) => e.f)).toEqual(['bounced_permanent', 'sent']);
+    expect(after.delivery?.h.map((e) => e.f)).toEqual(['bounced_permanent']);
     expect(
       (await h.suppressions.list(row.tenant)).filter((e) => e.recipientRef === row.recipientRef),
     ).toHaveLength(1);
@@ -112,7 +113,7 @@ describe('pull evidence from GET /v1/events', () => {
     clock.advance(61_000);
     const late = await pull.poll();
     // Assess
-    expect(early.results).toEqual({ fact_recorded: 1 });
+    expect(early.results).toEqual({ redundant: 1 });
     expect(late.results).toEqual({ fact_recorded: 1 });
     expect((await h.ledger.get(row.pk))?.delivery?.status).toBe('bounced_transient');
     expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toEqual({

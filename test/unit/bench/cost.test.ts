@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { costPerMillion, costScenarios, MIX, PRICES, unitsFor } from '../../../bench/cost.js';
+import {
+  costPerMillion,
+  costScenarios,
+  DEFAULT_SHAPE,
+  evidenceEventsPerInvocation,
+  MIX,
+  PRICES,
+  unitsFor,
+} from '../../../bench/cost.js';
 
 const shape = {
   intakeBatchSize: 10,
@@ -12,6 +20,8 @@ const shape = {
   notificationsPerMonth: 1_000_000,
   reconcileRunsPerMonth: 8_760,
   stepFunctionsTransitionsPerRun: 4,
+  evidenceBatchSize: 100,
+  evidenceBatchingWindowSeconds: 5,
 };
 
 describe('cost model', () => {
@@ -62,6 +72,38 @@ describe('cost model', () => {
     // Assess
     expect(batched.perMillion.s3Put).toBeCloseTo(perRecord.perMillion.s3Put / 100, 9);
     expect(batched.totalPerMillion).toBeLessThan(2.5);
+  });
+});
+
+describe('evidence through a queue', () => {
+  it('two events per notification read in batches: invocations per notification fall from 2.1 to under 0.3 at the default volume, and each event is one SQS send', () => {
+    // Prepare: the deployment's defaults (10 M notifications a month, batches of 100 within 5 s)
+    const full = {
+      ...DEFAULT_SHAPE,
+      transitionsPerArchiveObject: 300,
+      transitionsPerArchiveInvocation: 300,
+      transitionsPerNotification: 2,
+    };
+    const path = {
+      writeUnits: 2,
+      readUnits: 0,
+      dispatchMs: 40,
+      evidenceEvents: 2,
+      evidenceWriteUnits: 0.5,
+      evidenceReadUnits: 1,
+      kmsRequests: 0,
+    };
+    // Act
+    const units = unitsFor(path, full);
+    const oneAtATime = unitsFor(path, { ...full, evidenceBatchSize: 1 });
+    // Assess: 10 M × 2 events / 30 days ≈ 7.7 events/s, so a 5 s window gathers ≈ 38.6 events
+    expect(evidenceEventsPerInvocation(2, full)).toBeCloseTo((10_000_000 * 2 * 5) / (30 * 86_400), 6);
+    expect(units.lambdaRequest).toBeLessThan(0.3);
+    expect(oneAtATime.lambdaRequest).toBeGreaterThan(2.1);
+    expect(units.sqsRequest - oneAtATime.sqsRequest).toBeCloseTo(2 * (2 / 38.58 - 2), 1);
+    // A quiet deployment never batches below one event per invocation.
+    expect(evidenceEventsPerInvocation(2, { ...full, notificationsPerMonth: 1_000 })).toBe(1);
+    expect(units.dynamoWriteUnit).toBe(3);
   });
 });
 
