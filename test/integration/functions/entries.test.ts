@@ -165,7 +165,7 @@ describe('Lambda entry points', () => {
     const { row: other } = await unknownRow('entry-evidence-sns');
     const sesDetail = (key: DeliveryRecord, messageId: string) => ({
       eventType: 'Delivery',
-      mail: { timestamp: new Date().toISOString(), messageId, tags: sesTags(key) },
+      mail: { timestamp: new Date().toISOString(), messageId, tags: sesTags(key, ENTRIES_CONTENT_KEY) },
     });
     const eventBridge = JSON.stringify({
       version: '0',

@@ -11,7 +11,7 @@ import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
 import { DynamoRunCursor } from '../../../lib/reconcile/RunCursor.js';
 import { SES_AND_SMS, synthStack } from '../../infra/synth.js';
-import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
+import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
 
 // The synthesized reconcile state machine, executed by aws-local-stepfunctions, with its one Task pointed
@@ -120,8 +120,10 @@ beforeAll(async () => {
       requests = out.UnprocessedItems?.[table] ?? [];
     }
   }
+  const suppressionTable = await createSuppressionTable(raw);
   Object.assign(process.env, {
     [ENV.ledgerTable]: table,
+    [ENV.suppressionTable]: suppressionTable,
     [ENV.endpointDynamoDb]: endpoint,
     // The sweep publishes resume notices here; this table holds no sealed notification, so it never does.
     [ENV.queueUrl]: 'http://127.0.0.1:9/000000000000/unused-intake',
