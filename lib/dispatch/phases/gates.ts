@@ -2,7 +2,7 @@ import { replayWindowOpen } from '../../domain/replay.js';
 import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
-import { admit, fetchAttachments } from '../gateReads.js';
+import { admit, fetchAttachments, freshSuppressionOf } from '../gateReads.js';
 import { type ChannelRun, done, leaveUnknown, move, providerHolds, type Step, ttlFor } from '../run.js';
 import { afterDispatching } from './confirm.js';
 import { pace } from './wait.js';
@@ -22,7 +22,7 @@ export const gates = async (run: ChannelRun, input: DeliveryRecord): Promise<Ste
   const expiredEarly = await expireIfDue(run, row);
   if (expiredEarly) return expiredEarly;
   // Gate: suppression list, read again before every retry or resume.
-  const suppression = await ctx.suppressions.isSuppressed(intent.tenant, intent.recipient.ref, run.channel);
+  const suppression = await freshSuppressionOf(run);
   if (suppression.suppressed) {
     // A replay is a question about a send that may have happened: the row stays for the reconciler.
     if (replay) return leaveUnknown(run, row, 'replay_refused:suppressed');

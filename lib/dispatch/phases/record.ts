@@ -3,6 +3,7 @@ import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
 import type { SendResult } from '../../transports/port.js';
+import { recordOptOut } from '../optOut.js';
 import { park } from '../parking.js';
 import { type ChannelRun, delayFor, done, iso, LostRace, move, type Step, ttlFor } from '../run.js';
 import { cancelHeld } from './confirm.js';
@@ -67,6 +68,7 @@ const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult)
   }
   switch (result.kind) {
     case 'rejected': {
+      if (result.cause === 'opted_out') return recordOptOut(run, row, result);
       const rejected = await move(ctx, row, 'rejected', `provider_rejected:${result.code ?? result.reason}`, {
         attempts,
         ttl: ttlFor(run, now),
