@@ -1,4 +1,3 @@
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AttachmentStore, UriAttachmentStore } from './attachments/AttachmentStore.js';
 import { clientOptionsFor } from './aws/clients.js';
@@ -6,6 +5,7 @@ import { isRecordingAwsCommands, recordKeyringCall } from './aws/commandLog.js';
 import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
 import { ConfigurationError } from './domain/errors.js';
 import type { PurposeRegistry } from './domain/purposes.js';
+import { resolveContentHashKey } from './contentHashKey.js';
 import { DynamoGateFacts } from './ledger/DynamoGateFacts.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 import type { GateFactsReader, Ledger, SuppressionList } from './ledger/port.js';
@@ -76,23 +76,6 @@ export const admissionFor = (
     now: deps.now,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
-};
-
-/** A fixed key for laptops and tests only: a deployed stack always reads its key from Secrets Manager. */
-const LOCAL_CONTENT_HASH_KEY = 'sendproof-local-content-hash-key-not-for-production';
-
-const resolveContentHashKey = async (config: Config): Promise<string> => {
-  if (config.contentHashSecretArn) {
-    const value = await getSecret(config.contentHashSecretArn, { maxAge: 3600 });
-    if (typeof value !== 'string' || value.length < 16)
-      throw new ConfigurationError('the content-hash secret must be a string of at least 16 characters');
-    return value;
-  }
-  if (config.contentHashKey) return config.contentHashKey;
-  if (config.endpointDynamoDb) return LOCAL_CONTENT_HASH_KEY;
-  throw new ConfigurationError(
-    'no content-hash key: set SENDPROOF_CONTENT_HASH_SECRET_ARN (deployed) or SENDPROOF_CONTENT_HASH_KEY (local)',
-  );
 };
 
 /** A fixed seal key for laptops and tests only (32 bytes): a deployed stack seals with its KMS key. */

@@ -4,8 +4,9 @@ import type { Context } from 'aws-lambda';
 import { functionConfig } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { parseLambdaEvent } from '../../lib/evidence/events.js';
+import { applyOptSignal } from '../../lib/evidence/optSignals.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { evidenceRecorderFor } from '../../lib/wiring.js';
+import { evidenceRecorderFor, optSignalsFor } from '../../lib/wiring.js';
 import { powertoolsSink } from '../reconcile/metricsSink.js';
 
 /**
@@ -21,6 +22,7 @@ const recorder = evidenceRecorderFor(config, {
   logger,
   metrics: powertoolsSink(metrics),
 });
+const signals = optSignalsFor(config, { clock: systemClock, logger });
 
 export const handler = async (event: unknown, context: Context): Promise<{ results: string[] }> => {
   logger.addContext(context);
@@ -28,6 +30,12 @@ export const handler = async (event: unknown, context: Context): Promise<{ resul
     const results: string[] = [];
     for (const parsed of parseLambdaEvent(event)) {
       if (parsed.kind === 'ignored') {
+        // A two-way STOP/START reply (SNS) acts on the suppression list (lib/evidence/optSignals.ts).
+        const applied = parsed.signal && signals ? await applyOptSignal(parsed.signal, signals) : undefined;
+        if (applied && applied !== 'not_an_opt_signal') {
+          results.push(`signal:${applied}`);
+          continue;
+        }
         logger.info('provider event is not evidence', { source: parsed.source, reason: parsed.reason });
         results.push(`ignored:${parsed.reason}`);
         continue;

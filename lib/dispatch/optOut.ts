@@ -23,14 +23,12 @@ export const recordOptOut = async (
   const details = optOutDetails(`provider:${run.transport.name}:${result.code ?? result.reason}`, now);
   await ctx.suppressions.suppress(row.tenant, row.recipientRef, run.channel, OPT_OUT_REASON, details);
   const phone = run.channel === 'sms' ? run.job.valid.intent.recipient.phone : undefined;
-  if (phone)
-    await ctx.suppressions.suppress(
-      NUMBER_TENANT,
-      numberRefOf(phone, ctx.contentHashKey),
-      run.channel,
-      OPT_OUT_REASON,
-      details,
-    );
+  if (phone) {
+    const number = numberRefOf(phone, ctx.contentHashKey);
+    await ctx.suppressions.suppress(NUMBER_TENANT, number, run.channel, OPT_OUT_REASON, details);
+    // The number's opt-in (a START reply names only the number) then lifts the recipient's entry too.
+    await ctx.suppressions.linkOptOut?.(number, row.tenant, row.recipientRef);
+  }
   const suppressed = await move(ctx, row, 'suppressed', OPT_OUT_REASON, {
     attempts: row.attempts,
     ttl: ttlFor(run, now),

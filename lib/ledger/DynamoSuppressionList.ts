@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/purposes.js';
 import { suppressionReason } from './DynamoGateFacts.js';
-import { OPT_OUT_SOURCE } from './optOut.js';
+import { NUMBER_TENANT, OPT_OUT_SOURCE } from './optOut.js';
 import type { SuppressionDetails, SuppressionList } from './port.js';
 import { SUPPRESSION_TABLE } from './tableDefinition.js';
 
@@ -178,9 +178,25 @@ export class DynamoSuppressionList implements SuppressionList {
   }
 
   /**
+   * Remembers, on a number's opt-out entry (lib/ledger/optOut.ts), a recipient whose own SMS entry the
+   * same opt-out wrote (a refused send names the recipient): the number's opt-in then lifts theirs too.
+   */
+  async linkOptOut(numberRef: string, tenant: string, recipientRef: string): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: this.key(NUMBER_TENANT, numberRef),
+        UpdateExpression: 'ADD optOutRecipients :r',
+        ExpressionAttributeValues: { ':r': new Set([`${tenant}:${recipientRef}`]) },
+      }),
+    );
+  }
+
+  /**
    * The provider's opt-in (a START reply): lifts the channel's suppression only when it came from the
-   * provider's opt-out list. An operator's or a bounce's suppression stays: an opt-in to a sender's texts
-   * is not a decision about them. True when it was lifted.
+   * provider's opt-out list, and the entries of the recipients linked to it (`linkOptOut`) on the same
+   * terms. An operator's or a bounce's suppression stays: an opt-in to a sender's texts is not a decision
+   * about them. True when the entry itself was lifted.
    */
   async liftOptOut(
     tenant: string,
@@ -196,28 +212,34 @@ export class DynamoSuppressionList implements SuppressionList {
       at: details.at,
       by: details.by,
     };
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key(tenant, recipientRef),
-          UpdateExpression:
-            'REMOVE channels.#channel, sources.#channel SET changes = list_append(if_not_exists(changes, :none), :change), updatedAt = :now',
-          ConditionExpression: 'sources.#channel.#source = :optOut',
-          ExpressionAttributeNames: { '#channel': channel, '#source': 'source' },
-          ExpressionAttributeValues: {
-            ':change': [change],
-            ':none': [],
-            ':now': details.at,
-            ':optOut': OPT_OUT_SOURCE,
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    const lift = async (pk: Record<string, string>, dropLinks: boolean) => {
+      try {
+        const out = await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: pk,
+            UpdateExpression: `REMOVE channels.#channel, sources.#channel${dropLinks ? ', optOutRecipients' : ''} SET changes = list_append(if_not_exists(changes, :none), :change), updatedAt = :now`,
+            ConditionExpression: 'sources.#channel.#source = :optOut',
+            ExpressionAttributeNames: { '#channel': channel, '#source': 'source' },
+            ExpressionAttributeValues: {
+              ':change': [change],
+              ':none': [],
+              ':now': details.at,
+              ':optOut': OPT_OUT_SOURCE,
+            },
+            ReturnValues: 'ALL_OLD',
+          }),
+        );
+        return { lifted: true, linked: [...((out.Attributes?.optOutRecipients as Set<string>) ?? [])] };
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return { lifted: false, linked: [] };
+        throw error;
+      }
+    };
+    const own = await lift(this.key(tenant, recipientRef), true);
+    for (const linked of own.linked)
+      await lift({ [SUPPRESSION_TABLE.partitionKey]: linked }, false);
+    return own.lifted;
   }
 
   /** Every suppressed channel, optionally of one tenant. A paginated scan: operator use only. */

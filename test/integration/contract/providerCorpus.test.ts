@@ -5,7 +5,9 @@ import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { type ParsedEvent, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import { applyOptSignal } from '../../../lib/evidence/optSignals.js';
 import { verifyWebhook } from '../../../lib/evidence/webhooks.js';
+import { NUMBER_TENANT, numberRefOf } from '../../../lib/ledger/optOut.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import {
   type RunningProviderSimulator,
@@ -25,11 +27,17 @@ import { SesTransport } from '../../../lib/transports/SesTransport.js';
 import { SmsV2Transport } from '../../../lib/transports/SmsV2Transport.js';
 import { TwilioTransport } from '../../../lib/transports/TwilioTransport.js';
 import { type CorpusCase, loadCorpus } from '../../contract/providers/corpus.js';
-import { createHarness, type Harness, pdfAttachment, restTransports } from '../../support/dispatchHarness.js';
+import {
+  CONTENT_KEY,
+  createHarness,
+  type Harness,
+  pdfAttachment,
+  restTransports,
+} from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
 import { emailMessage, keyFor, smsMessage } from '../../support/fakes/outbound.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
-import { healthReportIntent } from '../../support/fixtures.js';
+import { healthReportIntent, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from '../reconcile/support.js';
 
@@ -350,6 +358,102 @@ describe('the provider contract corpus (issue 25)', () => {
       if (expected.signal) expect(parsed.signal).toMatchObject(expected.signal);
       else expect(parsed.signal).toBeUndefined();
       if (row) expect((await h.ledger.get(row.pk))?.delivery).toBeUndefined();
+    });
+  }
+
+  for (const { c, expected } of ignoredCases.filter(
+    ({ expected }) => expected.signal?.kind === 'opt_out' || expected.signal?.kind === 'opt_in',
+  )) {
+    const signal = expected.signal!;
+    it(`${c.id}: ${c.name} ${signal.kind === 'opt_out' ? 'suppresses' : 'lifts the opt-out of'} the sender's number on SMS (source provider_opt_out, issue 29)`, async () => {
+      // Prepare: for an opt-in, the number opted out before (as a STOP had left it), and an operator's
+      // suppression of another channel that the opt-in must not lift
+      const phone = String(signal.phone);
+      const number = numberRefOf(phone, CONTENT_KEY);
+      const deps = { suppressions: h.suppressions, numberKey: async () => CONTENT_KEY, clock };
+      if (signal.kind === 'opt_in') {
+        await h.suppressions.suppress(NUMBER_TENANT, number, 'sms', 'opted_out', {
+          source: 'provider_opt_out',
+          at: clock.now(),
+          by: 'provider:earlier-stop',
+        });
+        await h.suppressions.suppress(NUMBER_TENANT, number, 'email', 'asked', {
+          source: 'operator:alice',
+          at: clock.now(),
+          by: 'operator:alice',
+        });
+      }
+      const parsed = parse(c);
+      if (parsed.kind !== 'ignored' || !parsed.signal) throw new Error('no signal');
+      // Cases share documented numbers: only this case's changes count.
+      if (signal.kind === 'opt_out')
+        await h.suppressions.liftOptOut(NUMBER_TENANT, number, 'sms', {
+          source: 'test',
+          at: clock.now(),
+          by: 'test',
+          reason: 'a fresh start',
+        });
+      const earlier = (await h.suppressions.changes(NUMBER_TENANT, number)).length;
+
+      // Act: what the evidence function (SNS) and the webhook endpoint do with the signal, twice
+      const first = await applyOptSignal(parsed.signal, deps);
+      const again = await applyOptSignal(parsed.signal, deps);
+
+      // Assess
+      const listed = (await h.suppressions.list(NUMBER_TENANT)).filter((e) => e.recipientRef === number);
+      const changes = (await h.suppressions.changes(NUMBER_TENANT, number)).slice(earlier);
+      expect(JSON.stringify({ listed, changes })).not.toContain(phone.slice(1));
+      if (signal.kind === 'opt_out') {
+        expect([first, again]).toEqual(['opted_out', 'opted_out']);
+        expect(listed.filter((e) => e.channel === 'sms')).toMatchObject([
+          { reason: 'opted_out', source: 'provider_opt_out' },
+        ]);
+        expect(changes.filter((ch) => ch.op === 'add')).toHaveLength(1);
+        // ... and a later intent to that number stops at the gate, without a provider call
+        const before = sim.requests().length;
+        const intent = resetIntent({
+          eventId: `after-${c.id.replace('/', '-')}`,
+          channels: ['sms'],
+          recipient: { ref: `someone-${++seq}`, phone },
+        });
+        const outcome = await h.dispatcher().handle(JSON.stringify(intent), { messageId: `m-${seq}` });
+        expect(outcome, JSON.stringify(outcome)).toMatchObject({ channels: [{ state: 'suppressed' }] });
+        expect(sim.requests().length).toBe(before);
+      } else {
+        expect([first, again]).toEqual(['opted_in', 'opt_in_without_opt_out']);
+        expect(listed).toMatchObject([{ channel: 'email', source: 'operator:alice' }]);
+        expect(await h.suppressions.isSuppressed(NUMBER_TENANT, number, 'sms')).toEqual({
+          suppressed: false,
+        });
+      }
+    });
+  }
+
+  for (const c of errorCases.filter((e) => e.expected.cause === 'opted_out')) {
+    it(`${c.id}: through the dispatcher, the row ends suppressed (opted_out) and the recipient is suppressed on SMS with source provider_opt_out (issue 29)`, async () => {
+      // Prepare: the real adapter, the fake answers the documented bytes once
+      const { transport } = adapterFor(c);
+      fake.enqueue({ reply: c.payload.status, headers: c.payload.headers, body: c.payload.body });
+      const n = ++seq;
+      const recipient = { ref: `opted-${n}`, phone: `+1555555${String(n).padStart(4, '0')}` };
+      const intent = (id: string) =>
+        JSON.stringify(resetIntent({ eventId: `opt-${n}-${id}`, channels: ['sms'], recipient }));
+      const transports = { email: h.transports.email, sms: transport };
+      const calls = fake.requests.length;
+
+      // Act: the refused send, then a later intent to the same recipient
+      const first = await h.dispatcher({ transports }).handle(intent('a'), { messageId: `m-${n}-a` });
+      const later = await h.dispatcher({ transports }).handle(intent('b'), { messageId: `m-${n}-b` });
+
+      // Assess
+      const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+      expect(row.state).toBe('suppressed');
+      expect(row.history.at(-1)?.why).toBe('opted_out');
+      expect(
+        (await h.suppressions.list('acme-games')).filter((e) => e.recipientRef === recipient.ref),
+      ).toMatchObject([{ channel: 'sms', reason: 'opted_out', source: 'provider_opt_out' }]);
+      expect(later.channels[0]).toMatchObject({ state: 'suppressed', action: 'suppressed' });
+      expect(fake.requests.length - calls).toBe(1);
     });
   }
 
