@@ -290,15 +290,18 @@ export class NotificationLedger extends Construct {
       smsEvents: props.sms.transport === 'sms-v2',
       logRetention: props.logRetention,
     });
-    // Permanent bounces and complaints add the recipient to the suppression list.
+    // Permanent bounces and complaints add the recipient to the suppression list; an inbound STOP/START
+    // adds or lifts its number's, keyed by the content-hash HMAC as the dispatcher reads it (issue 29).
     this.tables
       .bindTo(this.evidence.function, { ledger: 'readwrite', suppression: 'readwrite' })
+      .bindContentHashSecret(this.contentHashSecret)
       .setEnv(ENV.purposes, purposesJson);
     // Twilio reports message status to the evidence endpoint (the key hash rides in the URL).
     if (props.sms.transport === 'twilio')
       dispatch.setEnv(ENV.twilioStatusCallbackUrl, `${this.evidence.webhookUrl.url}twilio`);
     this.tables
       .bindTo(this.evidence.webhook, { ledger: 'readwrite', suppression: 'readwrite' })
+      .bindContentHashSecret(this.contentHashSecret)
       .setEnv(ENV.purposes, purposesJson);
     // The purposes' SMS countries also hold at the provider, for any caller that bypasses Sendproof.
     const smsCountries = protectedSmsCountries(props.purposes ?? []);

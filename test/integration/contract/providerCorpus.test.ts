@@ -454,6 +454,22 @@ describe('the provider contract corpus (issue 25)', () => {
       ).toMatchObject([{ channel: 'sms', reason: 'opted_out', source: 'provider_opt_out' }]);
       expect(later.channels[0]).toMatchObject({ state: 'suppressed', action: 'suppressed' });
       expect(fake.requests.length - calls).toBe(1);
+      // ... and the number's START (it names only the number) lifts the recipient's entry too
+      const started = await applyOptSignal(
+        {
+          kind: 'opt_in',
+          channel: 'sms',
+          provider: c.provider === 'twilio' ? 'twilio' : 'sms-v2',
+          phone: recipient.phone,
+          keyword: 'START',
+          evidenceId: `start-${n}`,
+        },
+        { suppressions: h.suppressions, numberKey: async () => CONTENT_KEY, clock },
+      );
+      expect(started).toBe('opted_in');
+      expect(await h.suppressions.isSuppressed('acme-games', recipient.ref, 'sms')).toEqual({
+        suppressed: false,
+      });
     });
   }
 
