@@ -364,11 +364,11 @@ describe('the provider contract corpus (issue 25)', () => {
   for (const { c, expected } of ignoredCases.filter(
     ({ expected }) => expected.signal?.kind === 'opt_out' || expected.signal?.kind === 'opt_in',
   )) {
-    const signal = expected.signal!;
+    const signal = expected.signal as { kind: 'opt_out' | 'opt_in'; phone: string };
     it(`${c.id}: ${c.name} ${signal.kind === 'opt_out' ? 'suppresses' : 'lifts the opt-out of'} the sender's number on SMS (source provider_opt_out, issue 29)`, async () => {
       // Prepare: for an opt-in, the number opted out before (as a STOP had left it), and an operator's
       // suppression of another channel that the opt-in must not lift
-      const phone = String(signal.phone);
+      const phone = signal.phone;
       const number = numberRefOf(phone, CONTENT_KEY);
       const deps = { suppressions: h.suppressions, numberKey: async () => CONTENT_KEY, clock };
       if (signal.kind === 'opt_in') {
