@@ -71,7 +71,11 @@ export const fetchAttachments = async (run: ChannelRun): Promise<string | undefi
  * channel may go.
  */
 export const admit = async (run: ChannelRun): Promise<AdmissionVerdict> => {
-  const { admission } = run.ctx;
+  const { admission, holds } = run.ctx;
+  // A held transport (issue 25): the row waits for the hold without calling the provider, or probes it.
+  const hold = await holds?.check(run.transport.name, run.ctx.clock.now());
+  if (hold?.kind === 'wait') return { kind: 'wait', until: hold.until, why: `transport_hold:${hold.reason}` };
+  if (hold?.kind === 'probe') run.holdProbe = true;
   if (!admission) return { kind: 'go' };
   const { intent, policy } = run.job.valid;
   const phone = run.channel === 'sms' ? intent.recipient.phone : undefined;

@@ -43,7 +43,7 @@ export const gates = async (run: ChannelRun, input: DeliveryRecord): Promise<Ste
   // Rate control and SMS rules (not for a replay: it asks about a send that may have happened).
   if (!replay && !run.admitted) {
     const admitted = await admit(run);
-    if (admitted.kind === 'wait') return pace(run, row, admitted.until);
+    if (admitted.kind === 'wait') return pace(run, row, admitted.until, admitted.why);
     if (admitted.kind === 'refuse') {
       row = await move(ctx, row, 'blocked', admitted.why, { ttl: ttlFor(run, ctx.clock.now()) });
       ctx.metrics?.count(METRIC.blocked);

@@ -3,6 +3,7 @@ import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
 import type { SendResult } from '../../transports/port.js';
+import { holdTransport } from '../hold.js';
 import { recordOptOut } from '../optOut.js';
 import { park } from '../parking.js';
 import { type ChannelRun, delayFor, done, iso, LostRace, move, type Step, ttlFor } from '../run.js';
@@ -90,6 +91,7 @@ const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult)
     }
     case 'retryable': {
       // A hold (a quota, a paused account) is about the transport, not this row: it spends no budget.
+      if (result.hold) return holdTransport(run, row, { ...result, hold: result.hold });
       if (attempts >= run.job.valid.policy.maxAttempts && !result.hold) {
         const exhausted = await move(ctx, row, 'rejected', `retry_budget_exhausted:${result.reason}`, {
           attempts,

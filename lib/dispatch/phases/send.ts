@@ -2,6 +2,7 @@ import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
 import type { OutboundMessage, SendResult } from '../../transports/port.js';
+import { afterProbe } from '../hold.js';
 import { type ChannelRun, done, move, providerHolds, type Step, ttlFor } from '../run.js';
 
 /**
@@ -26,6 +27,7 @@ export const send = async (run: ChannelRun, row: DeliveryRecord): Promise<Step> 
   }
   const result = await call(run, row);
   admission?.observe(run.transport.name, result);
+  await afterProbe(run, result);
   run.admitted = false;
   delete run.ticket;
   return { next: 'record', row, result };

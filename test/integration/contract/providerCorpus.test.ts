@@ -9,6 +9,7 @@ import { applyOptSignal } from '../../../lib/evidence/optSignals.js';
 import { verifyWebhook } from '../../../lib/evidence/webhooks.js';
 import { NUMBER_TENANT, numberRefOf } from '../../../lib/ledger/optOut.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
+import { TransportHolds } from '../../../lib/rate/TransportHolds.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
@@ -37,7 +38,7 @@ import {
 import { localDynamo } from '../../support/dynamo.js';
 import { emailMessage, keyFor, smsMessage } from '../../support/fakes/outbound.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
-import { healthReportIntent, resetIntent } from '../../support/fixtures.js';
+import { healthReportIntent, receiptIntent, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from '../reconcile/support.js';
 
@@ -490,4 +491,81 @@ describe('the provider contract corpus (issue 25)', () => {
       if (result.kind === 'retryable') expect(result.hold?.reason).toBe(c.expected.hold);
     });
   }
+});
+
+describe('a transport-wide hold (issue 25), on DynamoDB Local with the documented SendingPausedException', () => {
+  it('the row and the next rows of the transport wait in retry_wait (transport_hold) with no provider call, no rejection and no fallback; after the hold lifts they send', async () => {
+    // Prepare: the real SES adapter against the fake, which answers the documented bytes once
+    const paused = errorCases.find((c) => c.id === 'ses/error-sending-paused')!;
+    const { transport: ses } = adapterFor(paused);
+    const holds = new TransportHolds(localDynamo().doc, h.table, { workerId: 'dispatch:hold-test' });
+    const sms = pushEvidenceOnly(restTransports(sim).sms);
+    const dispatcher = () => h.dispatcher({ transports: { email: ses, sms }, holds });
+    const smsBefore = sim.requests().length;
+    fake.enqueue({
+      reply: paused.payload.status,
+      headers: paused.payload.headers,
+      body: paused.payload.body,
+    });
+    const calls = fake.requests.length;
+    const report = JSON.stringify(
+      healthReportIntent({
+        eventId: 'held-report',
+        recipient: { ref: 'held-1', email: 'a@example.com', phone: '+15555550101' },
+        attachments: [attachment],
+      }),
+    );
+    const receipts = [2, 3].map((n) =>
+      JSON.stringify(
+        receiptIntent({
+          eventId: `held-receipt-${n}`,
+          recipient: { ref: `held-${n}`, email: 'b@example.com' },
+        }),
+      ),
+    );
+
+    // Act: the hold answer, then two more rows of the same transport
+    const first = await dispatcher().handle(report, { messageId: 'held-a' });
+    const next = [];
+    for (const [i, body] of receipts.entries())
+      next.push(await dispatcher().handle(body, { messageId: `held-${i}` }));
+    const heldView = await holds.read('ses');
+    const waiting = await Promise.all(
+      [first, ...next].map(async (o) => (await h.ledger.get(o.channels[0]!.dedupeKey))!),
+    );
+    const callsWhileHeld = fake.requests.length - calls;
+    // ... the hold's probe time passes: the first row probes (accepted), then the others send
+    clock.advance(11 * 60_000);
+    fake.enqueue(
+      ...[0, 1, 2].map((i) => ({
+        reply: 200,
+        headers: { 'content-type': 'application/json' },
+        body: { MessageId: `0100-held-${i}` },
+      })),
+    );
+    const probe = await dispatcher().handle(report, { messageId: 'held-a2' });
+    const lifted = await holds.read('ses');
+    const after = [];
+    for (const [i, body] of receipts.entries())
+      after.push(await dispatcher().handle(body, { messageId: `held-${i}-2` }));
+
+    // Assess
+    expect(heldView).toMatchObject({ state: 'held', reason: 'sending_paused' });
+    expect(callsWhileHeld).toBe(1);
+    for (const row of waiting) {
+      expect(row.state).toBe('retry_wait');
+      expect(row.history.at(-1)?.why).toBe('transport_hold:sending_paused');
+      expect(row.nextAttemptAt).toBe(heldView!.probeAt);
+    }
+    expect(first.channels).toHaveLength(1);
+    expect(probe.channels.map((c) => [c.channel, c.state])).toEqual([['email', 'accepted']]);
+    expect(lifted?.state).toBe('lifted');
+    expect(after.map((o) => o.channels[0]?.state)).toEqual(['accepted', 'accepted']);
+    const rows = await Promise.all(
+      [probe, ...after].map(async (o) => (await h.ledger.get(o.channels[0]!.dedupeKey))!),
+    );
+    expect(rows.flatMap((r) => r.history).some((e) => e.s === 'rejected')).toBe(false);
+    expect(sim.requests().length).toBe(smsBefore);
+    expect(fake.requests.length - calls).toBe(4);
+  });
 });
