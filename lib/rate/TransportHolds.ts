@@ -1,5 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { HoldReason, TransportHold } from '../transports/port.js';
 
 /** A transport's hold item in the ledger table (next to the pace slots and the spend breakers). */
@@ -24,7 +29,7 @@ export const PROBE_TIMEOUT_MS = 60_000;
 /** A transport's hold as stored (and as `sendproof stats` and the console show it). */
 export interface HoldView {
   transport: string;
-  state: 'held' | 'lifted';
+  holdState: 'held' | 'lifted';
   reason: HoldReason;
   /** When this hold began (epoch ms). */
   since: number;
@@ -82,22 +87,23 @@ export class TransportHolds {
     const clearUntil = this.clear.get(transport);
     if (clearUntil !== undefined && now < clearUntil) return { kind: 'go' };
     const item = await this.read(transport);
-    if (!item || item.state !== 'held') {
+    if (!item || item.holdState !== 'held') {
       this.clear.set(transport, now + (this.deps.refreshMs ?? 5_000));
       return { kind: 'go' };
     }
     this.clear.delete(transport);
     if (now < item.probeAt) return { kind: 'wait', until: item.probeAt, reason: item.reason };
     // Due: one row probes. The conditional write on the version picks it; the others wait for its answer.
+    // Not a state change (no version, no history entry: the archive records the hold's changes only).
     const claimed = await this.update(
       transport,
-      'SET #probeAt = :next, #version = #version + :one',
-      '#version = :v AND #state = :held',
-      { ':next': now + PROBE_TIMEOUT_MS, ':one': 1, ':v': item.version, ':held': 'held' },
+      'SET #probeAt = :next',
+      '#probeAt = :seen AND #state = :held',
+      { ':next': now + PROBE_TIMEOUT_MS, ':seen': item.probeAt, ':held': 'held' },
     );
     if (claimed) return { kind: 'probe', reason: item.reason };
     const moved = await this.read(transport);
-    if (!moved || moved.state !== 'held') return { kind: 'go' };
+    if (!moved || moved.holdState !== 'held') return { kind: 'go' };
     return { kind: 'wait', until: Math.max(moved.probeAt, now + 1_000), reason: moved.reason };
   }
 
@@ -115,7 +121,7 @@ export class TransportHolds {
     const probeAt = hold.until ?? now + retryMs;
     for (let round = 0; round < 4; round += 1) {
       const item = await this.read(transport);
-      const opening = !item || item.state !== 'held';
+      const opening = !item || item.holdState !== 'held';
       const entry = { s: opening ? 'hold_started' : 'hold_extended', at: now, by: this.deps.workerId, why };
       const ok = await this.update(
         transport,
@@ -160,7 +166,7 @@ export class TransportHolds {
   /** The probe's send was accepted: the hold is lifted (kept, with its history, as `lifted`). */
   async lift(transport: string, why: string, now: number): Promise<boolean> {
     const item = await this.read(transport);
-    if (!item || item.state !== 'held') return false;
+    if (!item || item.holdState !== 'held') return false;
     const ok = await this.update(
       transport,
       'SET #state = :lifted, #version = #version + :one, #history = list_append(#history, :entry)',
@@ -195,7 +201,8 @@ export class TransportHolds {
       Object.entries({
         '#kind': 'kind',
         '#transport': 'transport',
-        '#state': 'state',
+        // Not `state`: operator scans read `state` as a delivery row's (lib/ledger/DynamoOperatorQueries.ts).
+        '#state': 'holdState',
         '#reason': 'reason',
         '#since': 'since',
         '#probeAt': 'probeAt',
@@ -240,7 +247,7 @@ export const activeHolds = async (
     }),
   );
   return ((out.Responses?.[tableName] ?? []) as HoldItem[])
-    .filter((item) => item.state === 'held')
+    .filter((item) => item.holdState === 'held')
     .map(({ pk: _pk, kind: _kind, history: _history, ...view }) => view)
     .sort((a, b) => a.transport.localeCompare(b.transport));
 };

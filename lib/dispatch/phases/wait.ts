@@ -41,7 +41,12 @@ export const parkForReplay = async (
  * No token, or a held transport: the row waits in `retry_wait` (`paced`, `transport_hold:<reason>`), owned
  * by the ledger (sealed; the sweep resumes it when due); its attempts are untouched.
  */
-export const pace = async (run: ChannelRun, row: DeliveryRecord, until: number, why = 'paced'): Promise<Step> => {
+export const pace = async (
+  run: ChannelRun,
+  row: DeliveryRecord,
+  until: number,
+  why = 'paced',
+): Promise<Step> => {
   const waiting = await move(run.ctx, row, 'retry_wait', why, { nextAttemptAt: until });
   if (why.startsWith('transport_hold')) run.ctx.metrics?.count(HOLD_METRIC.rows);
   await park(run.ctx, run.job, why.split(':')[0]!, until + run.ctx.parkGraceMs);

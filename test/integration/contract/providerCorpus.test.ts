@@ -550,7 +550,8 @@ describe('a transport-wide hold (issue 25), on DynamoDB Local with the documente
       after.push(await dispatcher().handle(body, { messageId: `held-${i}-2` }));
 
     // Assess
-    expect(heldView).toMatchObject({ state: 'held', reason: 'sending_paused' });
+    expect(heldView).toMatchObject({ holdState: 'held', reason: 'sending_paused', version: 1 });
+    expect(heldView?.history).toHaveLength(1);
     expect(callsWhileHeld).toBe(1);
     for (const row of waiting) {
       expect(row.state).toBe('retry_wait');
@@ -559,7 +560,8 @@ describe('a transport-wide hold (issue 25), on DynamoDB Local with the documente
     }
     expect(first.channels).toHaveLength(1);
     expect(probe.channels.map((c) => [c.channel, c.state])).toEqual([['email', 'accepted']]);
-    expect(lifted?.state).toBe('lifted');
+    expect(lifted).toMatchObject({ holdState: 'lifted', version: 2 });
+    expect(lifted?.history.map((e) => e.s)).toEqual(['hold_started', 'hold_lifted']);
     expect(after.map((o) => o.channels[0]?.state)).toEqual(['accepted', 'accepted']);
     const rows = await Promise.all(
       [probe, ...after].map(async (o) => (await h.ledger.get(o.channels[0]!.dedupeKey))!),
