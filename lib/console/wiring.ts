@@ -5,6 +5,7 @@ import { systemClock } from '../domain/clock.js';
 import { ConfigurationError } from '../domain/errors.js';
 import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
 import { cancelNotifications } from '../publish/cancelNotifications.js';
+import { activeHolds, transportNamesOf } from '../rate/TransportHolds.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { createTransports } from '../transports/index.js';
 import { documentClientFor, ledgerFor, operatorQueriesFor, purposesFor } from '../wiring.js';
@@ -22,7 +23,7 @@ import {
   type ConsoleHandler,
   createConsoleHandler,
 } from './ConsoleApi.js';
-import type { AuditLog, AuditQueries } from './ports.js';
+import type { AuditLog, AuditQueries, HoldsReadModel, OpenHold } from './ports.js';
 import type { StaticFiles } from './staticFiles.js';
 
 export interface ConsoleWiring {
@@ -102,9 +103,28 @@ export const consoleHandlerFor = (
         request,
       ),
     ...(sqs && config.dlqUrl ? { dlqDepth: sqsQueueDepth(sqs, config.dlqUrl) } : {}),
+    // Transport-wide holds (issue 25): the hold items the dispatchers write, read from the ledger table.
+    holds: transportHoldsReadModel(doc, config.ledgerTable, transportNamesOf(config)),
     ...(wiring.staticFiles ? { staticFiles: wiring.staticFiles } : {}),
     ...(wiring.allowedOrigin ? { allowedOrigin: wiring.allowedOrigin } : {}),
     ...(wiring.decisionRowsPerMinute ? { decisionRowsPerMinute: wiring.decisionRowsPerMinute } : {}),
   };
   return { handler: createConsoleHandler(deps), deps };
 };
+
+/** The holds panel's port over the ledger table's hold items (lib/rate/TransportHolds.ts). */
+export const transportHoldsReadModel = (
+  doc: Parameters<typeof activeHolds>[0],
+  table: string,
+  transports: readonly string[],
+): HoldsReadModel => ({
+  source: 'ledger: transport hold items',
+  open: async (): Promise<OpenHold[]> =>
+    (await activeHolds(doc, table, transports)).map((h) => ({
+      kind: 'transport_hold',
+      name: h.transport,
+      since: new Date(h.since).toISOString(),
+      reason: h.reason,
+      until: new Date(h.until ?? h.probeAt).toISOString(),
+    })),
+});

@@ -233,21 +233,30 @@ export class TransportHolds {
   }
 }
 
-/** The holds of the named transports that stand now (one BatchGetItem): for `sendproof stats` and the console. */
+/** The transport names a configuration's channels send through (`simulator` is the REST adapter). */
+export const transportNamesOf = (config: { emailTransport: string; smsTransport: string }): string[] => [
+  ...new Set([config.emailTransport, config.smsTransport].map((t) => (t === 'simulator' ? 'rest' : t))),
+];
+
+/**
+ * The holds of the named transports that stand now (one GetItem each, the functions' own grant): for
+ * `sendproof stats` and the console's holds panel.
+ */
 export const activeHolds = async (
   client: DynamoDBDocumentClient,
   tableName: string,
   transports: readonly string[],
 ): Promise<HoldView[]> => {
-  const names = [...new Set(transports)];
-  if (names.length === 0) return [];
-  const out = await client.send(
-    new BatchGetCommand({
-      RequestItems: { [tableName]: { Keys: names.map((t) => ({ pk: holdKey(t) })), ConsistentRead: true } },
+  const items = await Promise.all(
+    [...new Set(transports)].map(async (t) => {
+      const out = await client.send(
+        new GetCommand({ TableName: tableName, Key: { pk: holdKey(t) }, ConsistentRead: true }),
+      );
+      return out.Item as HoldItem | undefined;
     }),
   );
-  return ((out.Responses?.[tableName] ?? []) as HoldItem[])
-    .filter((item) => item.holdState === 'held')
+  return items
+    .filter((item): item is HoldItem => item?.holdState === 'held')
     .map(({ pk: _pk, kind: _kind, history: _history, ...view }) => view)
     .sort((a, b) => a.transport.localeCompare(b.transport));
 };

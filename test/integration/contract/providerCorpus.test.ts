@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sesClient, smsV2Client } from '../../../lib/aws/messagingClients.js';
+import { transportHoldsReadModel } from '../../../lib/console/wiring.js';
 import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
@@ -530,6 +531,8 @@ describe('a transport-wide hold (issue 25), on DynamoDB Local with the documente
     for (const [i, body] of receipts.entries())
       next.push(await dispatcher().handle(body, { messageId: `held-${i}` }));
     const heldView = await holds.read('ses');
+    const panel = transportHoldsReadModel(localDynamo().doc, h.table, ['ses', 'rest']);
+    const shownWhileHeld = await panel.open();
     const waiting = await Promise.all(
       [first, ...next].map(async (o) => (await h.ledger.get(o.channels[0]!.dedupeKey))!),
     );
@@ -545,6 +548,7 @@ describe('a transport-wide hold (issue 25), on DynamoDB Local with the documente
     );
     const probe = await dispatcher().handle(report, { messageId: 'held-a2' });
     const lifted = await holds.read('ses');
+    const shownAfter = await panel.open();
     const after = [];
     for (const [i, body] of receipts.entries())
       after.push(await dispatcher().handle(body, { messageId: `held-${i}-2` }));
@@ -553,6 +557,17 @@ describe('a transport-wide hold (issue 25), on DynamoDB Local with the documente
     expect(heldView).toMatchObject({ holdState: 'held', reason: 'sending_paused', version: 1 });
     expect(heldView?.history).toHaveLength(1);
     expect(callsWhileHeld).toBe(1);
+    // ... the console's holds panel (and `sendproof stats`, through the same read) shows it while it stands
+    expect(shownWhileHeld).toEqual([
+      {
+        kind: 'transport_hold',
+        name: 'ses',
+        reason: 'sending_paused',
+        since: new Date(heldView!.since).toISOString(),
+        until: new Date(heldView!.probeAt).toISOString(),
+      },
+    ]);
+    expect(shownAfter).toEqual([]);
     for (const row of waiting) {
       expect(row.state).toBe('retry_wait');
       expect(row.history.at(-1)?.why).toBe('transport_hold:sending_paused');
