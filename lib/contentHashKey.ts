@@ -24,4 +24,3 @@ export const resolveContentHashKey = async (config: Config): Promise<string> => 
     'no content-hash key: set SENDPROOF_CONTENT_HASH_SECRET_ARN (deployed) or SENDPROOF_CONTENT_HASH_KEY (local)',
   );
 };
-

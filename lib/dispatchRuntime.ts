@@ -3,9 +3,9 @@ import { type AttachmentStore, UriAttachmentStore } from './attachments/Attachme
 import { clientOptionsFor } from './aws/clients.js';
 import { isRecordingAwsCommands, recordKeyringCall } from './aws/commandLog.js';
 import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
+import { resolveContentHashKey } from './contentHashKey.js';
 import { ConfigurationError } from './domain/errors.js';
 import type { PurposeRegistry } from './domain/purposes.js';
-import { resolveContentHashKey } from './contentHashKey.js';
 import { DynamoGateFacts } from './ledger/DynamoGateFacts.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 import type { GateFactsReader, Ledger, SuppressionList } from './ledger/port.js';

@@ -1,8 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { clientOptionsFor, dynamoDocumentClient } from './aws/clients.js';
 import { type Config, requireSettings } from './config.js';
-import type { Clock } from './domain/clock.js';
 import { resolveContentHashKey } from './contentHashKey.js';
+import type { Clock } from './domain/clock.js';
 import { PurposeRegistry } from './domain/purposes.js';
 import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';

@@ -237,8 +237,7 @@ export class DynamoSuppressionList implements SuppressionList {
       }
     };
     const own = await lift(this.key(tenant, recipientRef), true);
-    for (const linked of own.linked)
-      await lift({ [SUPPRESSION_TABLE.partitionKey]: linked }, false);
+    for (const linked of own.linked) await lift({ [SUPPRESSION_TABLE.partitionKey]: linked }, false);
     return own.lifted;
   }
 

@@ -1,10 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { HoldReason, TransportHold } from '../transports/port.js';
 
 /** A transport's hold item in the ledger table (next to the pace slots and the spend breakers). */
@@ -87,7 +82,7 @@ export class TransportHolds {
     const clearUntil = this.clear.get(transport);
     if (clearUntil !== undefined && now < clearUntil) return { kind: 'go' };
     const item = await this.read(transport);
-    if (!item || item.holdState !== 'held') {
+    if (item?.holdState !== 'held') {
       this.clear.set(transport, now + (this.deps.refreshMs ?? 5_000));
       return { kind: 'go' };
     }
@@ -103,7 +98,7 @@ export class TransportHolds {
     );
     if (claimed) return { kind: 'probe', reason: item.reason };
     const moved = await this.read(transport);
-    if (!moved || moved.holdState !== 'held') return { kind: 'go' };
+    if (moved?.holdState !== 'held') return { kind: 'go' };
     return { kind: 'wait', until: Math.max(moved.probeAt, now + 1_000), reason: moved.reason };
   }
 
@@ -121,7 +116,7 @@ export class TransportHolds {
     const probeAt = hold.until ?? now + retryMs;
     for (let round = 0; round < 4; round += 1) {
       const item = await this.read(transport);
-      const opening = !item || item.holdState !== 'held';
+      const opening = item?.holdState !== 'held';
       const entry = { s: opening ? 'hold_started' : 'hold_extended', at: now, by: this.deps.workerId, why };
       const ok = await this.update(
         transport,
@@ -166,7 +161,7 @@ export class TransportHolds {
   /** The probe's send was accepted: the hold is lifted (kept, with its history, as `lifted`). */
   async lift(transport: string, why: string, now: number): Promise<boolean> {
     const item = await this.read(transport);
-    if (!item || item.holdState !== 'held') return false;
+    if (item?.holdState !== 'held') return false;
     const ok = await this.update(
       transport,
       'SET #state = :lifted, #version = #version + :one, #history = list_append(#history, :entry)',

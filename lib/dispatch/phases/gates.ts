@@ -16,7 +16,6 @@ import { pace } from './wait.js';
 export const gates = async (run: ChannelRun, input: DeliveryRecord): Promise<Step> => {
   const { ctx } = run;
   let row = input;
-  const { intent } = run.job.valid;
   const replay = isReplay(row);
   // Gate: expiry, against the current clock (and again below, with no I/O after it).
   const expiredEarly = await expireIfDue(run, row);
