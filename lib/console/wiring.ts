@@ -5,7 +5,7 @@ import { systemClock } from '../domain/clock.js';
 import { ConfigurationError } from '../domain/errors.js';
 import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
 import { cancelNotifications } from '../publish/cancelNotifications.js';
-import { activeHolds, transportNamesOf } from '../rate/TransportHolds.js';
+import { transportNamesOf } from '../rate/TransportHolds.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { createTransports } from '../transports/index.js';
 import { documentClientFor, ledgerFor, operatorQueriesFor, purposesFor } from '../wiring.js';
@@ -23,7 +23,8 @@ import {
   type ConsoleHandler,
   createConsoleHandler,
 } from './ConsoleApi.js';
-import type { AuditLog, AuditQueries, HoldsReadModel, OpenHold } from './ports.js';
+import { transportHoldsReadModel } from './holdsPanel.js';
+import type { AuditLog, AuditQueries } from './ports.js';
 import type { StaticFiles } from './staticFiles.js';
 
 export interface ConsoleWiring {
@@ -111,20 +112,3 @@ export const consoleHandlerFor = (
   };
   return { handler: createConsoleHandler(deps), deps };
 };
-
-/** The holds panel's port over the ledger table's hold items (lib/rate/TransportHolds.ts). */
-export const transportHoldsReadModel = (
-  doc: Parameters<typeof activeHolds>[0],
-  table: string,
-  transports: readonly string[],
-): HoldsReadModel => ({
-  source: 'ledger: transport hold items',
-  open: async (): Promise<OpenHold[]> =>
-    (await activeHolds(doc, table, transports)).map((h) => ({
-      kind: 'transport_hold',
-      name: h.transport,
-      since: new Date(h.since).toISOString(),
-      reason: h.reason,
-      until: new Date(h.until ?? h.probeAt).toISOString(),
-    })),
-});

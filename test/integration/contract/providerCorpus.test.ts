@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sesClient, smsV2Client } from '../../../lib/aws/messagingClients.js';
-import { transportHoldsReadModel } from '../../../lib/console/wiring.js';
+import { transportHoldsReadModel } from '../../../lib/console/holdsPanel.js';
 import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
