@@ -1,29 +1,67 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import type { Metafile } from 'esbuild';
 import { ENV } from '../lib/config.js';
-import type { BundleRow, ColdStartResult } from './results.js';
+import { bundleLambda, LAMBDA_ESBUILD_OPTIONS } from '../scripts/lambdaBundle.mjs';
+import type { BundleRow, ColdStartResult, PackageBytes } from './results.js';
 import { BENCH_CONTENT_HASH_KEY, REPO_ROOT } from './stack.js';
 import { median } from './stats.js';
 
 /**
- * The options infra/constructs/SendproofFunction.ts gives NodejsFunction, as esbuild sees them.
- * `bundleAwsSDK: true` there, so `@aws-sdk/*` is bundled here too (not external).
+ * The bundles are built by scripts/lambdaBundle.mjs, the bundler SendproofFunction's synth and the
+ * package build run too (`bundleAwsSDK: true` there, so `@aws-sdk/*` is bundled here as well).
  */
-export const LAMBDA_ESBUILD_OPTIONS = {
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node24',
-  minify: true,
-  sourcemap: true,
-  mainFields: ['module', 'main'],
-  banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
-} as const;
+export { LAMBDA_ESBUILD_OPTIONS };
+
+/** The output files a cold start reads: the entry and every chunk it imports statically, transitively. */
+export const modulePath = (metafile: Metafile, outDir: string): Set<string> => {
+  const outputs = metafile.outputs;
+  const entry = Object.keys(outputs).find(
+    (file) =>
+      outputs[file]!.entryPoint !== undefined &&
+      file.endsWith(`${relative(process.cwd(), outDir)}/index.mjs`),
+  );
+  const seen = new Set<string>();
+  const stack = entry ? [entry] : [];
+  while (stack.length) {
+    const file = stack.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const dep of outputs[file]!.imports)
+      if (dep.kind === 'import-statement' && !dep.external) stack.push(dep.path);
+  }
+  return seen;
+};
+
+/** `node_modules/@aws-sdk/client-s3/…` → `@aws-sdk/client-s3`; `lib/dispatch/…` → `lib/dispatch`. */
+export const packageOf = (input: string): string => {
+  const dep = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+  if (dep) return dep[1]!;
+  const parts = input.split('/');
+  return parts.length > 2 ? parts.slice(0, 2).join('/') : input;
+};
+
+/** Bytes per package in the minified output, split by module path and on-demand chunks. */
+export const packageBytes = (metafile: Metafile, onPath: ReadonlySet<string>): PackageBytes[] => {
+  const byName = new Map<string, PackageBytes>();
+  for (const [file, output] of Object.entries(metafile.outputs)) {
+    if (!file.endsWith('.mjs')) continue;
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const name = packageOf(input);
+      const row = byName.get(name) ?? { name, modulePathBytes: 0, onDemandBytes: 0 };
+      if (onPath.has(file)) row.modulePathBytes += bytesInOutput;
+      else row.onDemandBytes += bytesInOutput;
+      byName.set(name, row);
+    }
+  }
+  return [...byName.values()].sort(
+    (a, b) => b.modulePathBytes - a.modulePathBytes || b.onDemandBytes - a.onDemandBytes,
+  );
+};
 
 /** The environment the dispatcher reads at init (lib/config.ts), pointing at nothing it will contact. */
 const dispatcherEnv = (sourceMaps: boolean): Record<string, string> => ({
@@ -42,6 +80,9 @@ const dispatcherEnv = (sourceMaps: boolean): Record<string, string> => ({
   [ENV.archiveBucket]: 'bench-archive',
   [ENV.archiveFailuresUrl]: 'http://127.0.0.1:9/000000000000/archive-failures',
   [ENV.digestKeyId]: 'arn:aws:kms:us-east-1:111122223333:key/00000000-0000-0000-0000-000000000001',
+  [ENV.eventBusName]: 'bench-outcomes',
+  [ENV.athenaWorkGroup]: 'bench-workgroup',
+  [ENV.athenaDatabase]: 'bench_audit',
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
   AWS_LAMBDA_FUNCTION_NAME: 'sendproof-dispatch',
@@ -52,30 +93,27 @@ const dispatcherEnv = (sourceMaps: boolean): Record<string, string> => ({
   NODE_OPTIONS: sourceMaps ? '--enable-source-maps' : '',
 });
 
-const REFERENCE_ENTRY = [
-  "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
-  "import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';",
-  'export const client = DynamoDBDocumentClient.from(new DynamoDBClient({}));',
-].join('\n');
-
 /** Imports the bundle in a fresh `node` and reports how long the import (module init) took. */
 const INIT_PROBE = [
+  'const c0 = process.cpuUsage();',
   'const t0 = performance.now();',
   'await import(process.argv[1]);',
   'const t1 = performance.now();',
-  'process.stdout.write(JSON.stringify({ initMs: t1 - t0 }));',
+  'const cpu = process.cpuUsage(c0);',
+  'process.stdout.write(JSON.stringify({ initMs: t1 - t0, cpuMs: (cpu.user + cpu.system) / 1000 }));',
   'process.exit(0);',
 ].join('\n');
 
-const measureInit = (bundle: string, sourceMaps: boolean): number => {
+const probeInit = (bundle: string, sourceMaps: boolean): { initMs: number; cpuMs: number } => {
   const out = spawnSync(
     process.execPath,
     ['--input-type=module', '-e', INIT_PROBE, pathToFileURL(bundle).href],
     { env: dispatcherEnv(sourceMaps), encoding: 'utf8', timeout: 60_000 },
   );
   if (out.status !== 0) throw new Error(`bundle failed to initialise: ${out.stderr.slice(0, 500)}`);
-  return (JSON.parse(out.stdout) as { initMs: number }).initMs;
+  return JSON.parse(out.stdout) as { initMs: number; cpuMs: number };
 };
+const measureInit = (bundle: string, sourceMaps: boolean): number => probeInit(bundle, sourceMaps).initMs;
 
 export const measureColdStart = async (
   runs: number,
@@ -90,28 +128,34 @@ export const measureColdStart = async (
     const bundles: BundleRow[] = [];
     const bundlesSdkExternal: BundleRow[] = [];
     const failures: string[] = [];
+    let dispatcherPackages: PackageBytes[] | undefined;
     const bundle = async (fn: string, sdkExternal: boolean): Promise<BundleRow | undefined> => {
-      const outfile = join(outDir, sdkExternal ? 'sdk-external' : 'sdk-bundled', fn, 'index.mjs');
+      const dir = join(outDir, sdkExternal ? 'sdk-external' : 'sdk-bundled', fn);
+      let metafile: Metafile;
       try {
-        await build({
-          ...LAMBDA_ESBUILD_OPTIONS,
-          mainFields: [...LAMBDA_ESBUILD_OPTIONS.mainFields],
-          ...(sdkExternal ? { external: ['@aws-sdk/*'] } : {}),
-          entryPoints: [join(functionsDir, fn, 'index.ts')],
-          outfile,
-          logLevel: 'silent',
-        });
+        metafile = (
+          await bundleLambda(join(functionsDir, fn, 'index.ts'), dir, {
+            metafile: true,
+            logLevel: 'silent',
+            ...(sdkExternal ? { external: ['@aws-sdk/*'] } : {}),
+          })
+        ).metafile;
       } catch (error) {
         if (!sdkExternal)
           failures.push(`${fn}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
         return undefined;
       }
-      const code = readFileSync(outfile);
+      const onPath = modulePath(metafile, dir);
+      const code = [...onPath].map((file) => readFileSync(file));
+      const all = Object.keys(metafile.outputs).filter((file) => file.endsWith('.mjs'));
+      if (fn === 'dispatch' && !sdkExternal) dispatcherPackages = packageBytes(metafile, onPath);
       return {
         fn,
         entry: `functions/${fn}/index.ts`,
-        bytes: code.byteLength,
-        gzipBytes: gzipSync(code).byteLength,
+        bytes: code.reduce((sum, c) => sum + c.byteLength, 0),
+        gzipBytes: code.reduce((sum, c) => sum + gzipSync(c).byteLength, 0),
+        totalBytes: all.reduce((sum, file) => sum + metafile.outputs[file]!.bytes, 0),
+        files: all.length,
       };
     };
     for (const fn of entries) {
@@ -119,29 +163,43 @@ export const measureColdStart = async (
       const external = await bundle(fn, true);
       if (bundled) bundles.push(bundled);
       if (external) bundlesSdkExternal.push(external);
-      if (bundled) progress(`cold start: bundled ${fn} (${(bundled.bytes / 1024).toFixed(0)} KiB)`);
+      if (bundled)
+        progress(
+          `cold start: bundled ${fn} (${(bundled.bytes / 1024).toFixed(0)} KiB on the module path, ${((bundled.totalBytes ?? 0) / 1024).toFixed(0)} KiB in ${bundled.files} files)`,
+        );
     }
+    if (dispatcherPackages)
+      progress(
+        `cold start: dispatcher module path by package (KiB): ${dispatcherPackages
+          .filter((p) => p.modulePathBytes > 0)
+          .slice(0, 12)
+          .map((p) => `${p.name} ${(p.modulePathBytes / 1024).toFixed(1)}`)
+          .join(', ')}`,
+      );
     const dispatcher = join(outDir, 'sdk-bundled', 'dispatch', 'index.mjs');
     // The floor any DynamoDB-backed function pays: the SDK client and document client, same options.
-    const reference = join(outDir, 'reference', 'index.mjs');
-    await build({
-      ...LAMBDA_ESBUILD_OPTIONS,
-      mainFields: [...LAMBDA_ESBUILD_OPTIONS.mainFields],
-      stdin: { contents: REFERENCE_ENTRY, resolveDir: REPO_ROOT, loader: 'ts' },
-      outfile: reference,
-      logLevel: 'silent',
-    });
+    const referenceDir = join(outDir, 'reference');
+    await bundleLambda(join(REPO_ROOT, 'bench', 'referenceEntry.ts'), referenceDir, { logLevel: 'silent' });
+    const reference = join(referenceDir, 'index.mjs');
     const initMs: number[] = [];
+    const initCpuMs: number[] = [];
     const withoutMaps: number[] = [];
     const referenceMs: number[] = [];
+    const referenceCpuMs: number[] = [];
     if (existsSync(dispatcher)) {
       // Interleaved, so a burst of load on the shared machine hits all three series alike.
       for (let i = 0; i < runs; i++) {
-        initMs.push(measureInit(dispatcher, true));
+        const d = probeInit(dispatcher, true);
+        initMs.push(d.initMs);
+        initCpuMs.push(d.cpuMs);
         withoutMaps.push(measureInit(dispatcher, false));
-        referenceMs.push(measureInit(reference, true));
+        const r = probeInit(reference, true);
+        referenceMs.push(r.initMs);
+        referenceCpuMs.push(r.cpuMs);
       }
-      progress(`cold start: dispatcher init ${initMs.map((v) => v.toFixed(0)).join(', ')} ms`);
+      progress(
+        `cold start: dispatcher init ${initMs.map((v) => v.toFixed(0)).join(', ')} ms, reference ${referenceMs.map((v) => v.toFixed(0)).join(', ')} ms; ratio of medians ${(median(initMs) / median(referenceMs)).toFixed(2)} (CPU ms ${(median(initCpuMs) / median(referenceCpuMs)).toFixed(2)})`,
+      );
     } else failures.push('dispatch: no bundle, init not measured');
     // Every other function, fewer runs each, interleaved with the reference as well.
     const perFunction: NonNullable<ColdStartResult['perFunction']> = [];
@@ -187,6 +245,9 @@ export const measureColdStart = async (
       bundlesSdkExternal,
       dispatcherInitMs: initMs,
       referenceInitMs: referenceMs,
+      dispatcherInitCpuMs: initCpuMs,
+      referenceInitCpuMs: referenceCpuMs,
+      ...(dispatcherPackages ? { dispatcherPackages } : {}),
       medianReferenceInitMs: referenceMs.length ? median(referenceMs) : Number.NaN,
       medianInitMs: initMs.length ? median(initMs) : Number.NaN,
       perFunction,

@@ -1,12 +1,18 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock } from '../lib/domain/clock.js';
-import { hashKey, rowLabelOf } from '../lib/domain/keys.js';
+import { hashKey } from '../lib/domain/keys.js';
 import { PurposeRegistry } from '../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../lib/evidence/EvidenceRecorder.js';
 import { parseSesEvent } from '../lib/evidence/events.js';
+import { fixedLabelKeys } from '../lib/evidence/labelAuth.js';
 import { DynamoLedger } from '../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../lib/ledger/port.js';
+import { LOCAL_CONTENT_HASH_KEY } from '../lib/secrets/contentHashKey.js';
+import { labelKeyOf, sealLabel } from '../lib/transports/labels.js';
+
+/** The local stack's label secret: events carry the label the dispatcher would have sent. */
+const LABEL_KEY = labelKeyOf(LOCAL_CONTENT_HASH_KEY);
 
 /** Read units one provider event cost, with this many rows waiting in the attention index. */
 export interface EvidenceReadsRow {
@@ -84,7 +90,7 @@ const sesEvent = (row: { pk: string; key: string }, eventType: string, messageId
   eventType,
   mail: {
     messageId,
-    tags: { 'sendproof-key': [row.key], 'sendproof-row': [rowLabelOf(row.pk) ?? ''] },
+    tags: { 'sendproof-key': [sealLabel(LABEL_KEY, row.pk)] },
   },
 });
 
@@ -101,6 +107,7 @@ export const measureEvidenceReadsOnce = async (
 ): Promise<EvidenceReadsRow> => {
   const ledger = new DynamoLedger(doc, table);
   const recorder = new EvidenceRecorder({
+    labels: fixedLabelKeys(LOCAL_CONTENT_HASH_KEY),
     ledger,
     store: new DynamoEvidenceStore(doc, table),
     purposes: new PurposeRegistry(),

@@ -1,13 +1,15 @@
 import type { SQSEvent } from 'aws-lambda';
 import { createSqsHandler } from '../lib/dispatch/sqsHandler.js';
 import { systemClock } from '../lib/domain/clock.js';
-import { rowLabelOf } from '../lib/domain/keys.js';
 import { PurposeRegistry } from '../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../lib/evidence/EvidenceRecorder.js';
 import { parseSesEvent } from '../lib/evidence/events.js';
+import { fixedLabelKeys } from '../lib/evidence/labelAuth.js';
 import { DynamoSuppressionList } from '../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord } from '../lib/ledger/port.js';
+import { LOCAL_CONTENT_HASH_KEY } from '../lib/secrets/contentHashKey.js';
+import { labelKeyOf, sealLabel } from '../lib/transports/labels.js';
 import type { ProtocolFloorResult } from './results.js';
 import {
   type BenchDynamo,
@@ -18,6 +20,9 @@ import {
   wireDispatcher,
 } from './stack.js';
 import { ratio } from './stats.js';
+
+/** The local stack's label secret: events carry the label the dispatcher would have sent. */
+const LABEL_KEY = labelKeyOf(LOCAL_CONTENT_HASH_KEY);
 
 /** The intake queue's batch (lib/queueDefinition.ts INTAKE_QUEUE.batchSize) and the default record concurrency. */
 const BATCH = 10;
@@ -49,7 +54,7 @@ const sesEvent = (row: DeliveryRecord, eventType: 'Send' | 'Delivery') => {
     mail: {
       messageId: row.providerMessageId ?? 'none',
       timestamp: new Date().toISOString(),
-      tags: { 'sendproof-key': [row.idempotencyKey], 'sendproof-row': [rowLabelOf(row.pk) ?? ''] },
+      tags: { 'sendproof-key': [sealLabel(LABEL_KEY, row.pk)] },
     },
   });
   if (parsed.kind !== 'evidence') throw new Error('bench SES event is not evidence');
@@ -93,6 +98,7 @@ export const measureProtocolFloor = async (
   if (accepted.length !== ids.length)
     throw new Error(`protocol floor: ${accepted.length} of ${ids.length} rows accepted`);
   const recorder = new EvidenceRecorder({
+    labels: fixedLabelKeys(LOCAL_CONTENT_HASH_KEY),
     ledger: wiring.ledger,
     store: new DynamoEvidenceStore(dynamo.doc, tables.ledgerTable),
     suppressions: new DynamoSuppressionList(dynamo.doc, tables.suppressionTable),

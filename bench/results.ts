@@ -45,6 +45,10 @@ export interface ThroughputRound {
   notifications: number;
   dispatcherNotificationsPerSecond: number;
   ratio: number;
+  /** CPU ms (user + system) of the dispatcher process per notification: the Lambda bill's driver. */
+  cpuMsPerNotification?: number;
+  /** The same for one Powertools idempotent call (no send, no history), same process, same round. */
+  powertoolsCpuMsPerCall?: number;
   /** The real @aws-lambda-powertools/idempotency (makeIdempotent + DynamoDBPersistenceLayer), same run. */
   powertoolsCallsPerSecond: number;
   /** Bare conditional puts/s of a Powertools-shaped record to its own table (no index, no stream). */
@@ -59,6 +63,8 @@ export interface ThroughputResult {
   rounds: ThroughputRound[];
   medianRatio: number;
   medianPowertoolsRatio: number;
+  medianCpuMsPerNotification?: number;
+  medianPowertoolsCpuMsPerCall?: number;
   peakRssMb: number;
   rssBeforeMb: number;
 }
@@ -89,8 +95,22 @@ export interface ReconcileRow {
 export interface BundleRow {
   fn: string;
   entry: string;
+  /** What a cold start reads: index.mjs and the chunks it imports statically (the module path). */
   bytes: number;
   gzipBytes: number;
+  /** Every file of the bundle, the chunks loaded on demand (a dynamic import) included. */
+  totalBytes?: number;
+  files?: number;
+}
+
+/** One package's share of a bundle (esbuild metafile, bytes in the minified output). */
+export interface PackageBytes {
+  /** An npm package name, or a lib/ folder of this repository (`lib/dispatch`). */
+  name: string;
+  /** Bytes on the module path (index.mjs and its static chunks): what every cold start reads. */
+  modulePathBytes: number;
+  /** Bytes in chunks loaded only on demand. */
+  onDemandBytes: number;
 }
 
 export interface ColdStartResult {
@@ -104,6 +124,11 @@ export interface ColdStartResult {
   /** A bundle of only the DynamoDB client + document client, measured interleaved: the SDK floor. */
   referenceInitMs: number[];
   medianReferenceInitMs: number;
+  /** CPU ms (user + system) of the same imports: less sensitive than wall time to a busy shared machine. */
+  dispatcherInitCpuMs?: number[];
+  referenceInitCpuMs?: number[];
+  /** The dispatcher bundle per package, largest module-path share first (esbuild metafile). */
+  dispatcherPackages?: PackageBytes[];
   /** Module init per function (median ms and ÷ the reference, same run); `error` when it did not start. */
   perFunction?: Array<{ fn: string; medianInitMs?: number; ratio?: number; error?: string }>;
   note?: string;

@@ -51,6 +51,8 @@ const withPeakRss = async <T>(work: () => Promise<T>): Promise<{ value: T; peakR
 
 const MB = 1024 * 1024;
 
+const cpuMs = (usage: NodeJS.CpuUsage): number => (usage.user + usage.system) / 1000;
+
 export interface ThroughputOptions {
   rounds: number;
   rawWrites: number;
@@ -133,11 +135,17 @@ export const measureThroughput = async (
   for (let round = 1; round <= options.rounds; round++) {
     const rawMs = await runPool(options.rawWrites, options.concurrency, rawWrite);
     const rawWritesPerSecond = ratePerSecond(options.rawWrites, rawMs);
+    // CPU time of this process (the dispatcher alone: the servers are other processes) is what Lambda
+    // bills per notification, and unlike a rate it hardly moves with a neighbour's load.
+    const cpuBefore = process.cpuUsage();
     const measured = await withPeakRss(() => dispatchBatch(options.notifications));
+    const cpuMsPerNotification = cpuMs(process.cpuUsage(cpuBefore)) / options.notifications;
     peakRss = Math.max(peakRss, measured.peakRss);
     const dispatcherNotificationsPerSecond = ratePerSecond(options.notifications, measured.value);
     const ceiling = ratio(rawWritesPerSecond, options.writesPerNotification);
+    const peerCpuBefore = process.cpuUsage();
     const peerMs = await runPool(options.notifications, options.concurrency, peerCall);
+    const powertoolsCpuMsPerCall = cpuMs(process.cpuUsage(peerCpuBefore)) / options.notifications;
     const powertoolsCallsPerSecond = ratePerSecond(options.notifications, peerMs);
     const peerRawMs = await runPool(options.rawWrites, options.concurrency, peerRawWrite);
     const powertoolsRawWritesPerSecond = ratePerSecond(options.rawWrites, peerRawMs);
@@ -149,6 +157,8 @@ export const measureThroughput = async (
       notifications: options.notifications,
       dispatcherNotificationsPerSecond,
       ratio: ratio(dispatcherNotificationsPerSecond, ceiling),
+      cpuMsPerNotification,
+      powertoolsCpuMsPerCall,
       powertoolsCallsPerSecond,
       powertoolsRawWritesPerSecond,
       // Powertools' own floor: two writes per call (the in-progress put and the completed update), at
@@ -158,7 +168,7 @@ export const measureThroughput = async (
     });
     progress(
       `throughput round ${round}/${options.rounds}: raw ${rawWritesPerSecond.toFixed(0)} writes/s, ` +
-        `dispatcher ${dispatcherNotificationsPerSecond.toFixed(0)} notifications/s (ratio ${rounds.at(-1)!.ratio.toFixed(3)}), ` +
+        `dispatcher ${dispatcherNotificationsPerSecond.toFixed(0)} notifications/s (ratio ${rounds.at(-1)!.ratio.toFixed(3)}, ${cpuMsPerNotification.toFixed(2)} CPU ms each), ` +
         `Powertools ${powertoolsCallsPerSecond.toFixed(0)} calls/s on ${powertoolsRawWritesPerSecond.toFixed(0)} raw writes/s of its own (ratio ${rounds.at(-1)!.powertoolsRatio.toFixed(3)})`,
     );
   }
@@ -168,6 +178,8 @@ export const measureThroughput = async (
     rounds,
     medianRatio: median(rounds.map((r) => r.ratio)),
     medianPowertoolsRatio: median(rounds.map((r) => r.powertoolsRatio)),
+    medianCpuMsPerNotification: median(rounds.map((r) => r.cpuMsPerNotification ?? Number.NaN)),
+    medianPowertoolsCpuMsPerCall: median(rounds.map((r) => r.powertoolsCpuMsPerCall ?? Number.NaN)),
     peakRssMb: peakRss / MB,
     rssBeforeMb: rssBefore / MB,
   };

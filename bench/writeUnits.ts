@@ -1,7 +1,9 @@
 import { hashKey } from '../lib/domain/keys.js';
 import type { Channel } from '../lib/domain/purposes.js';
 import type { DeliveryState } from '../lib/domain/states.js';
+import { LOCAL_CONTENT_HASH_KEY } from '../lib/secrets/contentHashKey.js';
 import type { FaultSpecInput } from '../lib/simulator/faults.js';
+import { labelKeyOf, sealLabel } from '../lib/transports/labels.js';
 import type { OutboundMessage, Transport } from '../lib/transports/port.js';
 import { RestTransport } from '../lib/transports/RestTransport.js';
 import {
@@ -142,7 +144,7 @@ const baselineChannel = (
     ...(channel === 'email' ? { subject: 'Your report' } : {}),
     text: 'benchmark message',
     dedupeKey: key,
-    tags: { purpose: 'bench', tenant: 'bench' },
+    label: sealLabel(labelKeyOf(LOCAL_CONTENT_HASH_KEY), key),
   };
   const idempotencyKey = keyHash(key);
   return {

@@ -294,15 +294,17 @@ export class NotificationLedger extends Construct {
     // adds or lifts its number's, keyed by the content-hash HMAC as the dispatcher reads it (issue 29).
     this.tables
       .bindTo(this.evidence.function, { ledger: 'readwrite', suppression: 'readwrite' })
-      .bindContentHashSecret(this.contentHashSecret)
       .setEnv(ENV.purposes, purposesJson);
     // Twilio reports message status to the evidence endpoint (the key hash rides in the URL).
     if (props.sms.transport === 'twilio')
       dispatch.setEnv(ENV.twilioStatusCallbackUrl, `${this.evidence.webhookUrl.url}twilio`);
     this.tables
       .bindTo(this.evidence.webhook, { ledger: 'readwrite', suppression: 'readwrite' })
-      .bindContentHashSecret(this.contentHashSecret)
       .setEnv(ENV.purposes, purposesJson);
+    // Every event's label is opened with keys derived from the deployment secret (lib/evidence/labelAuth.ts);
+    // an inbound STOP's number is keyed with it too (lib/ledger/optOut.ts).
+    this.evidence.function.bindContentHashSecret(this.contentHashSecret);
+    this.evidence.webhook.bindContentHashSecret(this.contentHashSecret);
     // The purposes' SMS countries also hold at the provider, for any caller that bypasses Sendproof.
     const smsCountries = protectedSmsCountries(props.purposes ?? []);
     if (props.sms.transport === 'sms-v2' && this.evidence.smsConfigurationSet && smsCountries) {
@@ -327,17 +329,24 @@ export class NotificationLedger extends Construct {
       maxPagesPerRun: props.reconcileMaxPagesPerRun ?? 50,
       logRetention: props.logRetention,
     });
-    // Lookups only: the reconciler asks providers about lost answers (provider secret), never hashes content.
+    // Lookups: the reconciler asks providers about lost answers (provider secret), never hashes content;
+    // it reads the content-hash secret only to open the labels of pulled events (lib/evidence/labelAuth.ts).
     // The sweep re-publishes a notice naming a sealed notification; it never opens seals itself, and it
-    // releases (deletes) a seal whose rows are all final.
+    // releases (deletes) a seal whose rows are all final. Pull evidence it records (a bounce fetched from a
+    // provider's feed) suppresses the recipient, as the evidence function's does.
     transportEnv(
       this.tables
-        .bindTo(this.reconciler.function, { ledger: 'readwrite', releaseSeals: true })
+        .bindTo(this.reconciler.function, {
+          ledger: 'readwrite',
+          suppression: 'readwrite',
+          releaseSeals: true,
+        })
         .bindIntakeQueue(this.intake.queue, 'send')
         .setEnv(
           ENV.parkGraceSeconds,
           String(DISPATCHER_TIMEOUT.toSeconds() * INTAKE_QUEUE.visibilityTimeoutMultiplier),
-        ),
+        )
+        .bindContentHashSecret(this.contentHashSecret),
     );
 
     // Every function that reads or writes the attention index uses the same shard count.

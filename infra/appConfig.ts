@@ -4,7 +4,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { PurposePolicySchema } from '../lib/domain/purposes.js';
 import type { NotificationLedgerProps } from './NotificationLedger.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigurationError } from './domain/errors.js';
 import { ATTENTION_SHARDS } from './ledger/attentionIndex.js';
 import { RateSettingsSchema } from './rate/settings.js';
@@ -54,6 +54,8 @@ export const ENV = {
   endpointS3: 'SENDPROOF_ENDPOINT_S3',
   endpointSes: 'SENDPROOF_ENDPOINT_SES',
   endpointSmsV2: 'SENDPROOF_ENDPOINT_SMS_V2',
+  endpointEventBridge: 'SENDPROOF_ENDPOINT_EVENTBRIDGE',
+  endpointAthena: 'SENDPROOF_ENDPOINT_ATHENA',
   region: 'AWS_REGION',
 } as const;
 
@@ -192,6 +194,8 @@ export const ConfigSchema = z.object({
   endpointS3: optionalUrl,
   endpointSes: optionalUrl,
   endpointSmsV2: optionalUrl,
+  endpointEventBridge: optionalUrl,
+  endpointAthena: optionalUrl,
   region: z.string().default('us-east-1'),
 });
 export type Config = z.output<typeof ConfigSchema> & {
@@ -226,7 +230,7 @@ export const loadConfig = (env: Readonly<Record<string, string | undefined>> = p
  */
 export const FUNCTION_SETTINGS = {
   dispatch: ['ledgerTable', 'suppressionTable'],
-  reconcile: ['ledgerTable', 'queueUrl'],
+  reconcile: ['ledgerTable', 'suppressionTable', 'queueUrl'],
   evidence: ['ledgerTable', 'suppressionTable'],
   webhook: ['ledgerTable', 'suppressionTable'],
   archive: ['archiveBucket'],

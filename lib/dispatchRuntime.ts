@@ -1,9 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AttachmentStore, UriAttachmentStore } from './attachments/AttachmentStore.js';
-import { clientOptionsFor } from './aws/clients.js';
+import { clientOptionsFor } from './aws/clientOptions.js';
 import { isRecordingAwsCommands, recordKeyringCall } from './aws/commandLog.js';
 import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
-import { resolveContentHashKey } from './contentHashKey.js';
 import { ConfigurationError } from './domain/errors.js';
 import type { PurposeRegistry } from './domain/purposes.js';
 import { DynamoGateFacts } from './ledger/DynamoGateFacts.js';
@@ -14,6 +13,7 @@ import { Pacer, TokenSlots } from './rate/Pacer.js';
 import { SpendBreaker } from './rate/SpendBreaker.js';
 import type { IntentSealer } from './seal/IntentSealer.js';
 import { lazySealer } from './seal/lazySealer.js';
+import { resolveContentHashKey } from './secrets/contentHashKey.js';
 import { FileTemplateStore } from './templates/FileTemplateStore.js';
 import type { TemplateRenderer } from './templates/port.js';
 import { transportsFor } from './transports/configured.js';

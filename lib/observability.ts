@@ -41,6 +41,11 @@ export const METRIC = {
   deliveryFacts: 'DeliveryFacts',
   /** Evidence events whose key hash no claim of ours carries (dimension source). */
   evidenceUnmatched: 'EvidenceUnmatched',
+  /**
+   * Evidence refused (dimensions source, reason): a label this deployment did not make, or an event naming
+   * another message than the row's (lib/evidence/labelAuth.ts). Never applied to a row.
+   */
+  evidenceRefused: 'EvidenceRefused',
   /** Webhook requests refused with 401: unsigned, forged or replayed (dimensions provider, reason). */
   webhookRefused: 'WebhookRefused',
   /** Archiver. */

@@ -1,16 +1,18 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { clientOptionsFor, dynamoDocumentClient } from './aws/clients.js';
+import { clientOptionsFor } from './aws/clientOptions.js';
+import { dynamoDocumentClient } from './aws/dynamoClients.js';
 import { type Config, requireSettings } from './config.js';
-import { resolveContentHashKey } from './contentHashKey.js';
 import type { Clock } from './domain/clock.js';
 import { PurposeRegistry } from './domain/purposes.js';
 import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';
+import { labelKeysFor } from './evidence/labelAuth.js';
 import type { OptSignalDeps } from './evidence/optSignals.js';
 import { PullEvidence, restEventFeed } from './evidence/PullEvidence.js';
 import { DynamoLedger } from './ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from './ledger/DynamoOperatorQueries.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
+import { resolveContentHashKey } from './secrets/contentHashKey.js';
 
 /**
  * The small pieces every entry and the CLI build from config, each built one way only. Kept apart from
@@ -35,8 +37,9 @@ export const evidenceStoreFor = (config: Config, documentClient = documentClient
   new DynamoEvidenceStore(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable);
 
 /**
- * The evidence recorder over the ledger table's `ev#` items. The suppression list is wired when the
- * configuration names one (the evidence function's does: bounces and complaints suppress).
+ * The evidence recorder over the ledger table's `ev#` items, opening labels with the deployment's secret
+ * (the content-hash secret: every function that records evidence reads it). The suppression list is wired
+ * when the configuration names one (the evidence function's does: bounces and complaints suppress).
  */
 export const evidenceRecorderFor = (
   config: Config,
@@ -47,6 +50,8 @@ export const evidenceRecorderFor = (
     ledger: ledgerFor(config, documentClient),
     store: evidenceStoreFor(config, documentClient),
     purposes: purposesFor(config),
+    // Every event's label is opened with the deployment's secret before anything is written.
+    labels: labelKeysFor(config),
     ...(config.suppressionTable
       ? { suppressions: new DynamoSuppressionList(documentClient, config.suppressionTable) }
       : {}),

@@ -1,7 +1,10 @@
 -- name: multiple-acceptances
 -- description: Logical messages (one dedupe key = one message on one channel) that a provider accepted
 --   more than once in the day range, e.g. a row re-created after its TTL and sent again. Should always
---   be empty.
+--   be empty. An acceptance is a transition into accepted from another state (or a first line); an
+--   accepted → accepted line is an annotation of the row (a fact or a cancel answer recorded on it) and
+--   is no second acceptance unless it names another provider message id. So a message is listed when it
+--   arrived in accepted twice, or its accepted lines carry two provider message ids.
 -- param: tenant string Tenant (the archive is partitioned by tenant; one tenant per query)
 -- param: day_from string First day, YYYY-MM-DD (inclusive; prunes partitions)
 -- param: day_to string Last day, YYYY-MM-DD (inclusive)
@@ -26,13 +29,18 @@ SELECT
   dedupe_key,
   min(event_id) AS event_id,
   min(channel) AS channel,
-  count(*) AS acceptances,
+  greatest(
+    count(*) FILTER (WHERE from_state IS NULL OR from_state <> 'accepted'),
+    count(DISTINCT transport_message_id)
+  ) AS acceptances,
   count(DISTINCT transport_message_id) AS distinct_message_ids,
-  array_agg(transport_message_id ORDER BY transition_at_ms) AS message_ids,
+  array_agg(transport_message_id ORDER BY transition_at_ms)
+    FILTER (WHERE transport_message_id IS NOT NULL) AS message_ids,
   min(transition_at) AS first_accepted_at,
   max(transition_at) AS last_accepted_at
 FROM unique_transitions
-WHERE to_state = 'accepted'
+WHERE record_kind = 'delivery' AND to_state = 'accepted'
 GROUP BY dedupe_key
-HAVING count(*) > 1
+HAVING count(*) FILTER (WHERE from_state IS NULL OR from_state <> 'accepted') > 1
+  OR count(DISTINCT transport_message_id) > 1
 ORDER BY dedupe_key

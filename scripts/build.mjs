@@ -17,6 +17,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFi
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { bundleLambda } from './lambdaBundle.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const FINAL = join(ROOT, 'dist');
@@ -94,25 +95,10 @@ steps.push(`cli ${Date.now() - cliStarted} ms`);
 if (pack) {
   const lambdaStarted = Date.now();
   const names = lambdaEntries();
-  // The same options SendproofFunction gives NodejsFunction in a source synth, so both deploy the same code.
+  // The same bundler SendproofFunction runs in a source synth (scripts/lambdaBundle.mjs), so both deploy
+  // the same code: index.mjs and the chunks it loads on demand.
   await Promise.all(
-    names.map((name) =>
-      esbuild.build({
-        entryPoints: [join(ROOT, 'functions', name, 'index.ts')],
-        outfile: join(DIST, 'lambda', name, 'index.mjs'),
-        bundle: true,
-        format: 'esm',
-        platform: 'node',
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        minify: true,
-        sourcemap: true,
-        banner: {
-          js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        },
-        logLevel: 'warning',
-      }),
-    ),
+    names.map((name) => bundleLambda(join('functions', name, 'index.ts'), join(DIST, 'lambda', name))),
   );
   steps.push(`lambdas ${names.join(', ')} ${Date.now() - lambdaStarted} ms`);
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { systemClock } from '../../lib/domain/clock.js';
 import { SpendBreaker } from '../../lib/rate/SpendBreaker.js';
 import { documentClientFor } from '../../lib/wiring.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ChannelSchema } from '../../lib/domain/purposes.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
 import { OPT_OUT_SOURCE } from '../../lib/ledger/optOut.js';

@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { createArchiver } from '../../lib/archive/archiver.js';
-import { clientOptionsFor } from '../../lib/aws/clients.js';
+import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
 import { s3Client } from '../../lib/aws/storageClients.js';
 import { functionConfig } from '../../lib/config.js';
 import { ConfigurationError } from '../../lib/domain/errors.js';

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { athenaClient } from '../../lib/aws/athenaClient.js';
-import { clientOptionsFor } from '../../lib/aws/clients.js';
+import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
 import { kmsClient } from '../../lib/aws/kmsClient.js';
 import { s3Client } from '../../lib/aws/storageClients.js';
 import { functionConfig } from '../../lib/config.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSHandler } from 'aws-lambda';
-import { clientOptionsFor, sqsClient } from '../../lib/aws/clients.js';
+import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
 import { functionConfig } from '../../lib/config.js';
 import { Dispatcher } from '../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
@@ -52,7 +52,9 @@ const dispatcher = new Dispatcher({
   // A row that becomes unknown is settled at once by provider events recorded while it was dispatching.
   evidence: evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
 });
-const sqs = sqsClient(clientOptionsFor(config, 'endpointSqs'));
+// The SQS client loads on the first parked message (a retry or a due time), never on the happy path.
+const sqs = async () =>
+  (await import('../../lib/aws/queueClient.js')).sqsClient(clientOptionsFor(config, 'endpointSqs'));
 const handle = createSqsHandler(dispatcher, {
   concurrency: config.recordConcurrency,
   ...(config.queueUrl ? { changeVisibility: visibilityChanger(sqs, config.queueUrl) } : {}),

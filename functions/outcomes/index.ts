@@ -1,7 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
 import { eventBridgeClient } from '../../lib/aws/eventBridgeClient.js';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { functionConfig } from '../../lib/config.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { EventBridgeOutcomeSink } from '../../lib/events/EventBridgeOutcomeSink.js';
 import { createOutcomeConsumer } from '../../lib/events/OutcomeConsumer.js';
@@ -14,11 +15,14 @@ import { publishSloMetrics } from './emf.js';
  * metrics: lib/slo/observations.ts). Retries, bisection and the on-failure queue are event-source
  * settings (infra/constructs/OutcomeEvents.ts).
  */
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.outcomes);
+const config = functionConfig('outcomes');
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const purposes = PurposeRegistry.withOverrides(config.purposes);
 const consume = createOutcomeConsumer({
-  sink: new EventBridgeOutcomeSink(eventBridgeClient({ region: config.region }), config.eventBusName),
+  sink: new EventBridgeOutcomeSink(
+    eventBridgeClient(clientOptionsFor(config, 'endpointEventBridge')),
+    config.eventBusName,
+  ),
   logger,
   onObservations: (observations) => publishSloMetrics(observations, purposes),
 });

@@ -3,8 +3,9 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ARCHIVE_PREFIX, ARCHIVE_TENANT_PARTITION, NO_TENANT } from '../../lib/archive/schema.js';
 import { athenaClient } from '../../lib/aws/athenaClient.js';
+import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
 import { s3Client } from '../../lib/aws/storageClients.js';
-import { FUNCTION_SETTINGS, loadConfig, requireSettings } from '../../lib/config.js';
+import { functionConfig } from '../../lib/config.js';
 import { athenaAuditQueries } from '../../lib/console/athenaAuditQueries.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
@@ -19,7 +20,7 @@ import { createSloReadModel } from '../../lib/slo/readModel.js';
  * looking 35 days further back for an earlier copy, and publishes `DuplicateAcceptances` and
  * `AuditedAcceptances` (purpose, channel): the duplicate SLO's bad and total counts.
  */
-const config = requireSettings(loadConfig(), FUNCTION_SETTINGS.sloAudit);
+const config = functionConfig('sloAudit');
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const purposes = PurposeRegistry.withOverrides(config.purposes);
 const DAY_MS = 86_400_000;
@@ -27,7 +28,7 @@ export const DUPLICATE_LOOKBACK_DAYS = 35;
 
 /** The tenants the archive has partitions for (`transitions/tenant=<t>/`). */
 const tenants = async (): Promise<string[]> => {
-  const s3 = s3Client({ region: config.region });
+  const s3 = s3Client(clientOptionsFor(config, 'endpointS3'));
   const found: string[] = [];
   let token: string | undefined;
   do {
@@ -54,7 +55,7 @@ export const handler = async () => {
   const until = Math.floor(systemClock.now() / DAY_MS) * DAY_MS;
   const model = createSloReadModel({
     run: athenaAuditQueries({
-      client: athenaClient({ region: config.region }),
+      client: athenaClient(clientOptionsFor(config, 'endpointAthena')),
       workGroup: config.athenaWorkGroup,
       database: config.athenaDatabase,
       timeoutMs: 4 * 60_000,

@@ -21,6 +21,8 @@ export interface AlarmThresholds {
   oldestNonTerminalAge?: Duration;
   /** Webhook requests refused (unsigned, forged, replayed) in 5 minutes above which someone is probing. */
   webhookRefused?: number;
+  /** Provider events in 5 minutes refused: a label we did not make, or another message than the row's. */
+  evidenceRefused?: number;
   /** Provider events in 5 minutes that match no claim of ours (a tag lost, another sender on the config set). */
   evidenceUnmatched?: number;
   /** Permanent bounces in 5 minutes (any channel, purpose): a list gone stale, or a template sent to typos. */
@@ -46,6 +48,7 @@ export const DEFAULT_THRESHOLDS = {
   oldestUnknownAge: Duration.hours(6),
   oldestNonTerminalAge: Duration.hours(24),
   webhookRefused: 10,
+  evidenceRefused: 0,
   evidenceUnmatched: 10,
   hardBounces: 5,
   complaints: 0,
@@ -59,6 +62,7 @@ export const DEFAULT_THRESHOLDS = {
 export const EVIDENCE_METRIC_DIMENSIONS = {
   [METRIC.deliveryFacts]: ['channel', 'fact', 'purpose', 'service'],
   [METRIC.evidenceUnmatched]: ['service', 'source'],
+  [METRIC.evidenceRefused]: ['reason', 'service', 'source'],
   [METRIC.webhookRefused]: ['provider', 'reason', 'service'],
 } as const;
 
@@ -179,6 +183,12 @@ export class Alarms extends Construct {
         'Evidence endpoint refused unsigned, forged or replayed webhooks (401): a probe, or a rotated secret',
         evidenceQuery(METRIC.webhookRefused),
         thresholds.webhookRefused,
+      ),
+      evidenceAlarm(
+        'EvidenceRefused',
+        "Signed provider events refused: the label is not this deployment's, or the event names another message than the row (a forged or replayed label)",
+        evidenceQuery(METRIC.evidenceRefused),
+        thresholds.evidenceRefused,
       ),
       evidenceAlarm(
         'EvidenceUnmatched',

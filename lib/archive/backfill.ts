@@ -3,7 +3,7 @@ import { DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aw
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type ArchiverOptions, partitionOf, writeArchiveObject } from './archiver.js';
 import type { FailedBatchInfo } from './LocalStreamPoller.js';
 import { backfillObjectKey, type Partition } from './objectKey.js';

@@ -22,7 +22,14 @@ export const base = ({ region, endpoint }: ClientOptions) => ({
   maxAttempts: 3,
 });
 
-type EndpointSetting = 'endpointDynamoDb' | 'endpointSqs' | 'endpointS3' | 'endpointSes' | 'endpointSmsV2';
+type EndpointSetting =
+  | 'endpointDynamoDb'
+  | 'endpointSqs'
+  | 'endpointS3'
+  | 'endpointSes'
+  | 'endpointSmsV2'
+  | 'endpointEventBridge'
+  | 'endpointAthena';
 
 /**
  * Client options from a configuration: its region, the local endpoint the setting names (if any), and,

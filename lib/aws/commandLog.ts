@@ -49,6 +49,7 @@ export type ResourceKind =
   | 'configuration-set'
   | 'origination-identity'
   | 'workgroup'
+  | 'event-bus'
   | 'any';
 
 export interface ResourceRef {
@@ -70,7 +71,7 @@ export interface ResourceRef {
 export interface CommandRecord {
   function: string;
   via?: 'event-source';
-  /** The SDK client: `dynamodb`, `dynamodb-streams`, `sqs`, `s3`, `sesv2`, `sms-voice-v2`, `athena`, `kms`. */
+  /** The SDK client: `dynamodb`, `dynamodb-streams`, `sqs`, `s3`, `sesv2`, `sms-voice-v2`, `athena`, `events`, `kms`. */
   service: string;
   /** The operation, e.g. `BatchGetItem` (lib-dynamodb's `BatchGetCommand` sends `BatchGetItem`). */
   command: string;
@@ -116,6 +117,7 @@ const SERVICES: Record<string, string> = {
   SESv2Client: 'sesv2',
   PinpointSMSVoiceV2Client: 'sms-voice-v2',
   AthenaClient: 'athena',
+  EventBridgeClient: 'events',
   KMSClient: 'kms',
 };
 
@@ -236,6 +238,13 @@ const resourcesOf = (
       // Only StartQueryExecution names its workgroup; the others act on an execution of that workgroup.
       const workGroup = str(input.WorkGroup) ?? str(caller.settings?.athenaWorkGroup) ?? '(workgroup)';
       return { resources: [ref(caller, 'workgroup', workGroup)] };
+    }
+    case 'events': {
+      // PutEvents names a bus per entry (absent: the account's `default` bus).
+      const buses = new Set(
+        ((input.Entries as Input[] | undefined) ?? []).map((e) => str(e.EventBusName) ?? 'default'),
+      );
+      return { resources: [...buses].map((bus) => ref(caller, 'event-bus', bus)) };
     }
     case 'kms': {
       const key = str(input.KeyId);

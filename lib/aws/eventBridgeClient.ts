@@ -1,8 +1,9 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { base, type ClientOptions } from './clients.js';
+import { base, type ClientOptions } from './clientOptions.js';
+import { withCommandLog } from './commandLog.js';
 
 /*
  * The EventBridge client, apart from lib/aws/clients.ts so only the outcome-events function loads it.
  */
 export const eventBridgeClient = (options: ClientOptions): EventBridgeClient =>
-  new EventBridgeClient(base(options));
+  withCommandLog(new EventBridgeClient(base(options)), options.caller);

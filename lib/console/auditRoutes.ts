@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { NamedQueryError } from '../archive/namedQueries.js';
 import { SendproofError } from '../domain/errors.js';
 import type { ConsoleDeps } from './deps.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
 import { type CancelReport, CancelRequestSchema } from '../publish/cancelNotifications.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Paging and sorting for every console list. A list is collected up to a bound (`MAX_COLLECTED` rows:

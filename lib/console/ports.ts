@@ -35,7 +35,8 @@ export interface NotificationSearch {
 
 /**
  * One purpose's service-level objective over a window, as the SLO read model reports it (issue 28's
- * SLO query on the archive). Fractions are 0..1.
+ * SLO query on the archive; lib/console/sloPanel.ts maps its reports). Fractions are 0..1. Without a
+ * channel: every channel of the purpose together.
  */
 export interface SloFigure {
   purpose: string;
@@ -44,10 +45,13 @@ export interface SloFigure {
   objectiveName?: string;
   /** The objective, e.g. 0.995. */
   objective: number;
-  /** Good / eligible in the window. */
-  attainment: number;
-  /** Share of the window's error budget still unspent (1 = untouched, 0 or below = spent). */
-  budgetLeft: number;
+  /** Good / eligible in the window; null when the window judged nothing (eligible 0). */
+  attainment: number | null;
+  /**
+   * Share of the window's error budget still unspent (1 = untouched, 0 or below = spent); null when
+   * there is no budget (nothing judged).
+   */
+  budgetLeft: number | null;
   good: number;
   eligible: number;
   window: { from: string; to: string; days: number };

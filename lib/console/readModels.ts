@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { orderedByLedger } from '../archive/bundle.js';
 import type { AuditResult } from '../archive/DuckDbAudit.js';
 import { IdentifierSchema } from '../domain/intent.js';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Principal, Role } from './auth.js';
 import { type ConsoleRequest, type ConsoleResponse, MAX_BODY_BYTES } from './http.js';
 import { securityHeaders } from './staticFiles.js';

@@ -25,6 +25,7 @@ import {
 } from './ConsoleApi.js';
 import { transportHoldsReadModel } from './holdsPanel.js';
 import type { AuditLog, AuditQueries } from './ports.js';
+import { sloPanelReadModel } from './sloPanel.js';
 import type { StaticFiles } from './staticFiles.js';
 
 export interface ConsoleWiring {
@@ -84,6 +85,11 @@ export const consoleHandlerFor = (
     capabilities: consoleCapabilities(config),
     auditLog: wiring.auditLog,
     ...(audit ? { audit } : {}),
+    // The SLO panel reads the archive through the same named queries (slo-attainment): DuckDB locally,
+    // Athena in AWS. Without an archive there is no panel, never a zero.
+    ...(audit
+      ? { slo: sloPanelReadModel({ audit, purposes: purposesFor(config), clock: systemClock }) }
+      : {}),
     ...(wiring.exportBundle ? { exportBundle: wiring.exportBundle } : {}),
     ...(config.suppressionTable
       ? {

@@ -27,6 +27,25 @@ export type {
 /** The longest visibility SQS allows. */
 const MAX_VISIBILITY_MS = 12 * 3600 * 1000;
 
+type ParsedIntent = Extract<ReturnType<typeof parseIntent>, { ok: true }>;
+
+/**
+ * The intents `prefetch` parsed for a batch, by body, kept with the batch's facts (so they live exactly as
+ * long as the batch): `handle` takes each once instead of validating the same body a second time. Only
+ * successful parses are kept; with `allowExpired` the one clock-dependent check left (an expiry too far
+ * ahead) can only turn from failing to passing as time goes on, so a body valid at prefetch is valid at
+ * handle and its parse is the same value.
+ */
+const prefetched = new WeakMap<GateFacts, Map<string, ParsedIntent>>();
+
+const takePrefetched = (facts: GateFacts | undefined, body: string): ParsedIntent | undefined => {
+  const parsed = facts && prefetched.get(facts);
+  const hit = parsed?.get(body);
+  // Taken once: a duplicate body in the same batch parses its own copy.
+  if (hit) parsed!.delete(body);
+  return hit;
+};
+
 /**
  * The dispatcher: from one queue message to provider calls and honest ledger outcomes, as phases in the
  * spirit of Stripe-style idempotency keys (each foreign call in its own phase, each phase ending in at
@@ -61,7 +80,9 @@ export class Dispatcher {
       if (!opened) return { disposition: 'done', channels: [] };
       body = message.resend ? asResend(opened, message.resend) : opened;
     }
-    const parsed = parseIntent(body, { purposes: ctx.purposes, clock: ctx.clock, allowExpired: true });
+    const parsed =
+      (message.kind === 'intent' ? takePrefetched(facts, body) : undefined) ??
+      parseIntent(body, { purposes: ctx.purposes, clock: ctx.clock, allowExpired: true });
     if (!parsed.ok) {
       await recordInvalidBody(ctx, body, envelope, parsed.error.issues);
       ctx.metrics?.count(METRIC.intentsInvalid);
@@ -120,10 +141,12 @@ export class Dispatcher {
     if (!ctx.gateFacts) return undefined;
     const recipients = new Map<string, { tenant: string; recipientRef: string }>();
     const logicalKeys = new Set<string>();
+    const parsedBodies = new Map<string, ParsedIntent>();
     for (const body of bodies) {
       if (parseQueueMessage(body).kind !== 'intent') continue;
       const parsed = parseIntent(body, { purposes: ctx.purposes, clock: ctx.clock, allowExpired: true });
       if (!parsed.ok) continue;
+      parsedBodies.set(body, parsed);
       const { intent } = parsed.value;
       recipients.set(`${intent.tenant}:${intent.recipient.ref}`, {
         tenant: intent.tenant,
@@ -137,7 +160,9 @@ export class Dispatcher {
       logicalKeys.add(logicalKeyOf(parsed.value));
     }
     if (recipients.size === 0) return undefined;
-    return ctx.gateFacts.read([...recipients.values()], [...logicalKeys]);
+    const facts = await ctx.gateFacts.read([...recipients.values()], [...logicalKeys]);
+    prefetched.set(facts, parsedBodies);
+    return facts;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * What the intake queue carries: a caller's intent (any JSON the intent schema judges), or a resume

@@ -1,10 +1,22 @@
-import { ChangeMessageVisibilityCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 
-/** The SQS call behind "come back when due": one ChangeMessageVisibility per parked message. */
-export const visibilityChanger =
-  (sqs: SQSClient, queueUrl: string) =>
-  async (receiptHandle: string, seconds: number): Promise<void> => {
-    await sqs.send(
+/**
+ * The SQS call behind "come back when due": one ChangeMessageVisibility per parked message. The client may
+ * be a loader, called on the first park: the SDK then stays off the module path of the happy path.
+ */
+export const visibilityChanger = (sqs: SQSClient | (() => Promise<SQSClient>), queueUrl: string) => {
+  let client: Promise<SQSClient> | undefined;
+  return async (receiptHandle: string, seconds: number): Promise<void> => {
+    client ??= typeof sqs === 'function' ? sqs() : Promise.resolve(sqs);
+    const pending = client;
+    const [{ ChangeMessageVisibilityCommand }, ready] = await Promise.all([
+      import('@aws-sdk/client-sqs'),
+      pending.catch((error: unknown) => {
+        client = undefined; // a failed load is tried again on the next park
+        throw error;
+      }),
+    ]);
+    await ready.send(
       new ChangeMessageVisibilityCommand({
         QueueUrl: queueUrl,
         ReceiptHandle: receiptHandle,
@@ -12,6 +24,7 @@ export const visibilityChanger =
       }),
     );
   };
+};
 
 /** SQS caps a message's visibility at 12 hours. */
 export const MAX_VISIBILITY_SECONDS = 43_200;

@@ -23,5 +23,4 @@ export const checkCountry = (allowList: readonly string[] | undefined, phone: st
   return { allowed: false, country, why: 'country_not_allowed' };
 };
 
-/** The label a metric or a ledger reason may carry: the country code, or `ZZ` (unknown region). */
-export const countryLabel = (country: string | undefined): string => country ?? 'ZZ';
+export { countryLabel } from './countryLabel.js';

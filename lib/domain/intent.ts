@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock } from './clock.js';
 import { type FieldIssue, IntentValidationError } from './errors.js';
 import {
@@ -9,12 +9,18 @@ import {
   SCHEDULE_HORIZON_DAYS,
 } from './purposes.js';
 
-/** Identifiers that become part of a dedupe key: no `:` (the key separator), no spaces, bounded. */
-export const IdentifierSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._@+-]*$/, 'must be 1-128 characters of letters, digits and . _ @ + -');
+/**
+ * Identifiers that become part of a dedupe key (tenant, purpose, event id, recipient ref, resend decision
+ * id): no `:` (the key separator), no spaces, bounded, and never an address. The key is the ledger's
+ * partition key and appears in every log line (`dedupeKey`), the archive and operator output, so `@` and
+ * `+` are refused here, the same rule `safeHints` (lib/dispatch/sideRows.ts) applies to what it keeps: a
+ * value such as `jane.doe@example.com` or `+15555550123` in any key component is a validation error at the
+ * boundary, never a key. Providers see none of these (lib/transports/labels.ts: an opaque label).
+ */
+export const KEY_COMPONENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+export const KEY_COMPONENT_MESSAGE =
+  'must be 1-128 characters of letters, digits and . _ - (no @ or +: a key part is never an address)';
+export const IdentifierSchema = z.string().min(1).max(128).regex(KEY_COMPONENT, KEY_COMPONENT_MESSAGE);
 
 const MAX_INTENT_BYTES = 64 * 1024;
 const MAX_DATA_BYTES = 16 * 1024;
@@ -54,7 +60,7 @@ export const IntentSchemaV1 = z.strictObject({
   version: z.literal(1).default(1),
   /** The immutable business event: password-reset challenge, order, report. */
   eventId: IdentifierSchema,
-  purpose: z.string().min(1).max(48),
+  purpose: z.string().min(1).max(48).regex(KEY_COMPONENT, KEY_COMPONENT_MESSAGE),
   recipient: z.strictObject({
     /** Opaque reference to the recipient (user id). The only recipient field the ledger keeps. */
     ref: IdentifierSchema,

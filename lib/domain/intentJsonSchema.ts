@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { IntentSchemaV1 } from './intent.js';
 
 /** Where the generated schema is committed (and shipped as `sendproof/schema/intent-v1.json`). */

@@ -80,27 +80,14 @@ export const parseDedupeKey = (readable: string): MessageIdentity | undefined =>
 };
 
 /**
- * The row label: the readable dedupe key (the ledger's partition key) as base64url, which every
- * provider's tags, contexts, custom arguments and callback URLs accept unchanged. Sent with the key hash,
- * so that provider evidence names its row and is matched by one GetItem without an index or a pointer
- * item. The readable key holds identifiers only (tenant, purpose, event, the recipient's opaque ref,
- * channel); intent validation refuses a ref that is an address, so the label carries no address or
- * secret. Base64url is an encoding for the providers' alphabet, not a protection.
+ * The longest row key (UTF-8 bytes) a provider label carries (lib/transports/labels.ts, form 1): the label
+ * is 1 + 16 + key bytes, base64url, within the tightest provider limit of 256 characters. A longer key is
+ * labelled by its hash, and its claim writes the `ev#<hash>` pointer (lib/ledger/evidencePointer.ts).
  */
-export const ROW_LABEL_MAX = 256;
+export const LABEL_KEY_MAX_BYTES = 175;
 
-/** The label for a row key, or undefined when it is longer than the tightest provider limit (256). */
-export const rowLabelOf = (readable: string): string | undefined => {
-  const label = Buffer.from(readable, 'utf8').toString('base64url');
-  return label.length > 0 && label.length <= ROW_LABEL_MAX ? label : undefined;
-};
-
-/**
- * The row key a provider echoed, only if it decodes to the key whose hash the event also carries: a label
- * that does not match its hash is ignored (the event is then matched by the hash alone, as before).
- */
-export const rowKeyOfLabel = (label: string | undefined, hash: string): string | undefined => {
-  if (!label || label.length > ROW_LABEL_MAX || !/^[A-Za-z0-9_-]+$/.test(label)) return undefined;
-  const readable = Buffer.from(label, 'base64url').toString('utf8');
-  return hashKey(readable) === hash ? readable : undefined;
+/** Whether the label of this row key carries the key itself (so its evidence needs no pointer item). */
+export const labelCarriesKey = (readable: string): boolean => {
+  const length = Buffer.byteLength(readable, 'utf8');
+  return length > 0 && length <= LABEL_KEY_MAX_BYTES;
 };

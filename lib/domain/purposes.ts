@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { FINAL_ROW_RETENTION_FLOOR_DAYS, INTAKE_QUEUE } from '../queueDefinition.js';
 import { BUILT_IN_SLOS, DEFAULT_SLO, type Slo, SloSchema } from '../slo/objectives.js';
 import { ConfigurationError } from './errors.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { IdentifierSchema } from '../domain/intent.js';
 import { ChannelSchema } from '../domain/purposes.js';
 import { STATES } from '../domain/states.js';

@@ -8,14 +8,17 @@ import type { DeliveryRecord, Ledger, SuppressionList } from '../ledger/port.js'
 import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink } from '../observability.js';
 import { METRIC } from '../observability.js';
 import type { EvidenceStore, StoredEvent } from './DynamoEvidenceStore.js';
-import type { Evidence } from './events.js';
+import type { Evidence, EvidenceSource, ProviderEvidence } from './events.js';
 import { type DeliveryFactEntry, fallbackFactsOf, SUPPRESSING, settlesTo, withFact } from './facts.js';
+import { authenticateEvidence, type EvidenceRefusal, type LabelKeys, namesRowMessage } from './labelAuth.js';
 
 export interface EvidenceRecorderDeps {
   ledger: Ledger;
   store: EvidenceStore;
   purposes: PurposeRegistry;
   clock: Clock;
+  /** The deployment's label keys: every event's label is opened with them first (lib/evidence/labelAuth.ts). */
+  labels: LabelKeys;
   /** Permanent bounces and complaints add the recipient here (per tenant, per channel). */
   suppressions?: SuppressionList;
   logger?: ReconcileLogger;
@@ -29,7 +32,8 @@ export interface EvidenceRecorderDeps {
  * - kept: recorded under the key hash; the row is in a state the event does not change now (still
  *   `dispatching`: applied when the row becomes `unknown`; already `rejected`; …);
  * - unmatched: no claim of ours carries this key hash (kept 30 days, counted);
- * - raced: the row moved to a state evidence no longer changes, under this recorder.
+ * - raced: the row moved to a state evidence no longer changes, under this recorder;
+ * - refused: the label is not ours, or the event names another message than the row's (labelAuth.ts).
  * Every result says how many read units it cost (the budget: ≤ 2 whatever the backlog).
  */
 export type EvidenceResult = { consumedReadUnits: number } & (
@@ -44,6 +48,7 @@ export type EvidenceResult = { consumedReadUnits: number } & (
   | { kind: 'kept'; dedupeKey: string; state: DeliveryState }
   | { kind: 'unmatched' }
   | { kind: 'raced'; dedupeKey: string; state: DeliveryState }
+  | { kind: 'refused'; reason: EvidenceRefusal }
 );
 
 /** `when a row enters unknown, settle it from recorded evidence at once` — what the dispatcher and reconciler call. */
@@ -83,7 +88,10 @@ const fromStored = (e: StoredEvent, idempotencyKey: string): Evidence => ({
 export class EvidenceRecorder implements RecordedEvidence {
   constructor(private readonly deps: EvidenceRecorderDeps) {}
 
-  async record(evidence: Evidence): Promise<EvidenceResult> {
+  async record(input: ProviderEvidence): Promise<EvidenceResult> {
+    const authentic = authenticateEvidence(input, await this.deps.labels());
+    if (!authentic.ok) return this.refused(input.source, input.evidenceId, authentic.reason, 0);
+    const { evidence } = authentic;
     const now = this.deps.clock.now();
     const appended = await this.deps.store.append(evidence, now);
     let reads = appended.consumedReadUnits;
@@ -96,13 +104,18 @@ export class EvidenceRecorder implements RecordedEvidence {
       return this.unmatched(evidence, reads);
     }
     if (got.row.idempotencyKey !== evidence.idempotencyKey) return this.unmatched(evidence, reads);
+    if (!namesRowMessage(got.row, evidence))
+      return this.refused(evidence.source, evidence.evidenceId, 'message_id_mismatch', reads);
     const applied = await this.apply(got.row, evidence);
     return { ...applied.result, consumedReadUnits: applied.result.consumedReadUnits + reads };
   }
 
   async applyRecordedEvidence(input: DeliveryRecord): Promise<DeliveryRecord | undefined> {
     if (!WAITING.includes(input.state)) return undefined;
-    const { events } = await this.deps.store.eventsFor(input.idempotencyKey);
+    // Only events about the row's own message, when the provider already named one (labelAuth.ts).
+    const events = (await this.deps.store.eventsFor(input.idempotencyKey)).events.filter((e) =>
+      namesRowMessage(input, e),
+    );
     if (events.length === 0) return undefined;
     // Settle with the earliest event that proves the provider had the message, else the earliest
     // failure; then apply the others as facts, in the provider's order.
@@ -127,6 +140,17 @@ export class EvidenceRecorder implements RecordedEvidence {
       events: ordered.length,
     });
     return row;
+  }
+
+  private refused(
+    source: EvidenceSource,
+    evidenceId: string,
+    reason: EvidenceRefusal,
+    consumedReadUnits: number,
+  ): EvidenceResult {
+    this.deps.metrics?.count(METRIC.evidenceRefused, 1, { source, reason });
+    this.deps.logger?.warn('evidence refused', { evidenceId, source, reason });
+    return { kind: 'refused', reason, consumedReadUnits };
   }
 
   private unmatched(evidence: Evidence, consumedReadUnits: number): EvidenceResult {

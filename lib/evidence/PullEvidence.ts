@@ -1,11 +1,11 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SendproofError } from '../domain/errors.js';
 import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink } from '../observability.js';
 import { type ExchangeTimeouts, lookupGet } from '../transports/HttpExchange.js';
-import { ROW_TAG } from '../transports/labels.js';
+import { KEY_TAG } from '../transports/labels.js';
 import type { EvidenceStore } from './DynamoEvidenceStore.js';
 import type { EvidenceResult } from './EvidenceRecorder.js';
-import { evidence, KEY_SHAPE, type ParsedEvent, timeOf } from './events.js';
+import { evidence, LABEL_SHAPE, type ParsedEvent, type ProviderEvidence, timeOf } from './events.js';
 import type { EvidenceFact } from './facts.js';
 
 /** One page of a provider's event feed. */
@@ -24,7 +24,7 @@ const RestEventSchema = z.object({
   type: z.string(),
   messageId: z.string().min(1),
   idempotencyKey: z.string().nullable().optional(),
-  /** The send's tags, echoed (the convention): the row label is `sendproof-row`. */
+  /** The send's tags, echoed (the convention): the label is `sendproof-key`. */
   tags: z.record(z.string(), z.string()).optional(),
   channel: z.enum(['email', 'sms']),
   at: z.string().optional(),
@@ -59,7 +59,8 @@ export const parseRestEvent = (value: unknown): ParsedEvent => {
   const parsed = RestEventSchema.safeParse(value);
   if (!parsed.success) return { kind: 'ignored', source: 'rest', reason: 'unreadable_rest_event' };
   const e = parsed.data;
-  if (!e.idempotencyKey || !KEY_SHAPE.test(e.idempotencyKey))
+  const label = e.tags?.[KEY_TAG];
+  if (!label || !LABEL_SHAPE.test(label))
     return { kind: 'ignored', source: 'rest', reason: 'no_sendproof_key' };
   const fact = restFact(e.type, e.channel, e.bounceType);
   if (!fact) return { kind: 'ignored', source: 'rest', reason: `rest_event_not_evidence:${e.type}` };
@@ -67,8 +68,7 @@ export const parseRestEvent = (value: unknown): ParsedEvent => {
   return evidence({
     source: 'rest',
     evidenceId: `rest:${e.id}`,
-    idempotencyKey: e.idempotencyKey,
-    rowLabel: e.tags?.[ROW_TAG],
+    label,
     fact,
     providerMessageId: e.messageId,
     why: `rest:${e.type}${e.bounceType ? `:${e.bounceType}` : ''}`,
@@ -111,7 +111,7 @@ export interface PullEvidenceDeps {
   name: string;
   feed: EventFeed;
   store: Pick<EvidenceStore, 'getCursor' | 'putCursor'>;
-  recorder: { record(evidence: import('./events.js').Evidence): Promise<EvidenceResult> };
+  recorder: { record(evidence: ProviderEvidence): Promise<EvidenceResult> };
   now: () => number;
   /** Pages per poll (default 20): one reconcile run never spends its whole timeout here. */
   maxPages?: number;

@@ -1,12 +1,12 @@
 import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink } from '../observability.js';
 import { METRIC } from '../observability.js';
 import type { EvidenceResult } from './EvidenceRecorder.js';
-import type { Evidence } from './events.js';
+import type { ProviderEvidence } from './events.js';
 import { applyOptSignal, type OptSignalDeps } from './optSignals.js';
 import { verifyWebhook, type WebhookRequest, type WebhookSecrets } from './webhooks.js';
 
 export interface WebhookEndpointDeps {
-  recorder: { record(evidence: Evidence): Promise<EvidenceResult> };
+  recorder: { record(evidence: ProviderEvidence): Promise<EvidenceResult> };
   /** Resolved per request (cached by the caller): a rotated secret takes effect without a deploy. */
   secrets: () => Promise<WebhookSecrets>;
   now?: () => number;

@@ -1,7 +1,6 @@
-import { z } from 'zod';
-import { rowKeyOfLabel } from '../domain/keys.js';
+import * as z from 'zod';
 import { boundWhy } from '../ledger/why.js';
-import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
+import { KEY_TAG, LABEL_SHAPE } from '../transports/labels.js';
 import { type EvidenceFact, settlesTo } from './facts.js';
 import {
   type OptSignal,
@@ -17,19 +16,17 @@ import {
  */
 export type EvidenceSource = 'ses' | 'sms' | 'resend' | 'twilio' | 'sendgrid' | 'rest';
 
-export interface Evidence {
+/**
+ * A provider event as parsed, before its label is authenticated: what the event says, and the label it
+ * carried (lib/transports/labels.ts). Nothing in it may reach the ledger until the recorder has opened the
+ * label with this deployment's secret (lib/evidence/labelAuth.ts).
+ */
+export interface ProviderEvidence {
   source: EvidenceSource;
   /** Recorded on the row; the same provider event seen twice is recorded once. */
   evidenceId: string;
-  /** The 64-hex dedupe-key hash carried in SES `mail.tags` / SMS `context`. */
-  idempotencyKey: string;
-  /**
-   * The ledger row's key, when the event carried our row label and it decodes to the key of this hash:
-   * the row is then read directly (one GetItem), with no pointer item. Absent on events for messages
-   * sent without a label (before labels, or a key too long for one): those find the row through the
-   * `ev#<hash>` pointer written with their claim.
-   */
-  rowKey?: string;
+  /** The opaque label carried in SES `mail.tags`, SMS `context`, Resend tags, SendGrid custom args, … */
+  label: string;
   /** What the event says happened (sent, delivered, bounced, …). */
   fact: EvidenceFact;
   /** The state an `unknown` row settles to from this fact alone (settlesTo(fact)). */
@@ -42,16 +39,28 @@ export interface Evidence {
   why: string;
 }
 
+/** Evidence whose label opened (or was recorded after it opened): it names one of our rows. */
+export interface Evidence extends Omit<ProviderEvidence, 'label'> {
+  /** The 64-hex dedupe-key hash the label names. */
+  idempotencyKey: string;
+  /**
+   * The ledger row's key, when the label carried it (form 1): the row is then read directly (one
+   * GetItem), with no pointer item. Absent for a key too long for a label: its claim wrote the
+   * `ev#<hash>` pointer.
+   */
+  rowKey?: string;
+}
+
 /**
  * What a provider event is to the ledger: evidence about one of our messages, or ignored with the reason
  * (docs/transports.md lists every documented event and which). An ignored event may carry a `signal` that
  * is not about one message: an opt-out reply, a change of our account's standing (lib/evidence/signals.ts).
  */
 export type ParsedEvent =
-  | { kind: 'evidence'; evidence: Evidence }
+  | { kind: 'evidence'; evidence: ProviderEvidence }
   | { kind: 'ignored'; source: EvidenceSource | 'unknown'; reason: string; signal?: ProviderSignal };
 
-export const KEY_SHAPE = /^[a-f0-9]{64}$/;
+export { LABEL_SHAPE };
 
 /** Epoch ms from an ISO timestamp, or undefined. */
 export const timeOf = (value: unknown): number | undefined => {
@@ -60,22 +69,11 @@ export const timeOf = (value: unknown): number | undefined => {
   return Number.isFinite(ms) ? ms : undefined;
 };
 
-/** Builds an Evidence with its outcome derived from the fact, so the two can never disagree. */
-export const evidence = (
-  e: Omit<Evidence, 'outcome' | 'rowKey'> & { rowLabel?: string | undefined },
-): ParsedEvent => {
-  const { rowLabel, ...rest } = e;
-  const rowKey = rowKeyOfLabel(rowLabel, e.idempotencyKey);
-  return {
-    kind: 'evidence',
-    evidence: {
-      ...rest,
-      ...(rowKey ? { rowKey } : {}),
-      outcome: settlesTo(e.fact),
-      why: boundWhy(e.why),
-    },
-  };
-};
+/** Builds a ProviderEvidence with its outcome derived from the fact, so the two can never disagree. */
+export const evidence = (e: Omit<ProviderEvidence, 'outcome'>): ParsedEvent => ({
+  kind: 'evidence',
+  evidence: { ...e, outcome: settlesTo(e.fact), why: boundWhy(e.why) },
+});
 
 /**
  * One rule for every provider's bounce: only a `Permanent` bounce is hard. `Transient`, `Temporary`,
@@ -137,8 +135,9 @@ export const parseSesEvent = (detail: unknown): ParsedEvent => {
   const parsed = SesEventSchema.safeParse(detail);
   if (!parsed.success) return { kind: 'ignored', source: 'ses', reason: 'unreadable_ses_event' };
   const { eventType, mail, bounce, complaint, delivery, deliveryDelay } = parsed.data;
-  const key = mail.tags?.[KEY_TAG]?.[0];
-  if (!key || !KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'ses', reason: 'no_sendproof_key' };
+  const label = mail.tags?.[KEY_TAG]?.[0];
+  if (!label || !LABEL_SHAPE.test(label))
+    return { kind: 'ignored', source: 'ses', reason: 'no_sendproof_key' };
   const type = eventType.replace(/\s+/g, '');
   let fact: EvidenceFact | undefined = SES_FACTS[type];
   let why = `ses:${type}`;
@@ -163,8 +162,7 @@ export const parseSesEvent = (detail: unknown): ParsedEvent => {
   return evidence({
     source: 'ses',
     evidenceId: `ses:${mail.messageId}:${type}`,
-    idempotencyKey: key,
-    rowLabel: mail.tags?.[ROW_TAG]?.[0],
+    label,
     fact,
     providerMessageId: mail.messageId,
     why,
@@ -215,8 +213,9 @@ export const parseSmsEvent = (message: unknown): ParsedEvent => {
   const parsed = SmsEventSchema.safeParse(message);
   if (!parsed.success) return { kind: 'ignored', source: 'sms', reason: 'unreadable_sms_event' };
   const { eventType, messageId, messageStatus, isFinal, context, eventTimestamp } = parsed.data;
-  const key = context?.[KEY_TAG];
-  if (!key || !KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'sms', reason: 'no_sendproof_key' };
+  const label = context?.[KEY_TAG];
+  if (!label || !LABEL_SHAPE.test(label))
+    return { kind: 'ignored', source: 'sms', reason: 'no_sendproof_key' };
   // The event type is the documented enum (TEXT_DELIVERED, TEXT_CARRIER_UNREACHABLE, …); messageStatus
   // only when an event has no type.
   const status = (eventType?.replace(/^TEXT_/, '') || messageStatus || '').toUpperCase();
@@ -228,8 +227,7 @@ export const parseSmsEvent = (message: unknown): ParsedEvent => {
   return evidence({
     source: 'sms',
     evidenceId: `sms:${messageId}:${status}`,
-    idempotencyKey: key,
-    rowLabel: context?.[ROW_TAG],
+    label,
     fact,
     providerMessageId: messageId,
     why: `sms:${status}`,

@@ -1,4 +1,3 @@
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Config } from '../config.js';
 import { ConfigurationError } from '../domain/errors.js';
 import { type WebhookSecrets, WebhookSecretsSchema } from './webhooks.js';
@@ -21,7 +20,11 @@ const parse = (value: unknown, where: string): WebhookSecrets => {
 export const webhookSecretsFor = (config: Config): (() => Promise<WebhookSecrets>) => {
   if (config.webhookSecretArn) {
     const arn = config.webhookSecretArn;
-    return async () => parse(await getSecret(arn, { maxAge: 300 }), 'the webhook secret');
+    // Loaded on the first request, not at init; Powertools caches in the module, so a reload is never needed.
+    return async () => {
+      const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
+      return parse(await getSecret(arn, { maxAge: 300 }), 'the webhook secret');
+    };
   }
   const local = config.webhookSecrets ? parse(config.webhookSecrets, 'SENDPROOF_WEBHOOK_SECRETS') : {};
   return async () => local;

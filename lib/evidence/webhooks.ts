@@ -2,22 +2,21 @@ import { EventWebhook } from '@sendgrid/eventwebhook';
 import { Webhook, WebhookVerificationError } from 'svix';
 // The request validator only: the package root loads the whole REST client.
 import { validateRequest } from 'twilio/lib/webhooks/webhooks.js';
-import { z } from 'zod';
-import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
-import { bounceFact, evidence, KEY_SHAPE, type ParsedEvent, timeOf } from './events.js';
+import * as z from 'zod';
+import { KEY_TAG } from '../transports/labels.js';
+import { bounceFact, evidence, LABEL_SHAPE, type ParsedEvent, timeOf } from './events.js';
 import type { EvidenceFact } from './facts.js';
 import type { AccountSignal, OptSignal } from './signals.js';
 
 export const WEBHOOK_PROVIDERS = ['resend', 'twilio', 'sendgrid'] as const;
 export type WebhookProvider = (typeof WEBHOOK_PROVIDERS)[number];
 
-/** The custom argument (SendGrid) / query parameter (Twilio status callback) carrying the key hash. */
+/** The custom argument (SendGrid) / query parameter (Twilio status callback) carrying the label. */
 export { SENDGRID_KEY_ARG } from '../transports/SendGridTransport.js';
+export { TWILIO_KEY_PARAM } from '../transports/TwilioTransport.js';
 
-import { SENDGRID_KEY_ARG, SENDGRID_ROW_ARG } from '../transports/SendGridTransport.js';
-export const TWILIO_KEY_PARAM = 'k';
-/** The status callback's query parameter carrying the row label (lib/domain/keys.ts rowLabelOf). */
-export const TWILIO_ROW_PARAM = 'r';
+import { SENDGRID_KEY_ARG } from '../transports/SendGridTransport.js';
+import { TWILIO_KEY_PARAM } from '../transports/TwilioTransport.js';
 
 /** Signing material, from Secrets Manager in AWS (one JSON secret), from the local stack's state locally. */
 export interface WebhookSecrets {
@@ -102,8 +101,9 @@ export const parseResendEvent = (payload: unknown): ParsedEvent => {
   const tags = Array.isArray(data.tags)
     ? Object.fromEntries(data.tags.map((t) => [t.name, t.value]))
     : (data.tags ?? {});
-  const key = tags[KEY_TAG];
-  if (!key || !KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'resend', reason: 'no_sendproof_key' };
+  const label = tags[KEY_TAG];
+  if (!label || !LABEL_SHAPE.test(label))
+    return { kind: 'ignored', source: 'resend', reason: 'no_sendproof_key' };
   let fact = RESEND_FACTS[type];
   let why = `resend:${type}`;
   if (type === 'email.bounced') {
@@ -118,8 +118,7 @@ export const parseResendEvent = (payload: unknown): ParsedEvent => {
   return evidence({
     source: 'resend',
     evidenceId: `resend:${data.email_id}:${type}`,
-    idempotencyKey: key,
-    rowLabel: tags[ROW_TAG],
+    label,
     fact,
     providerMessageId: data.email_id,
     why,
@@ -185,8 +184,8 @@ export const parseTwilioCallback = (params: Readonly<Record<string, string>>, ur
   // An inbound message (a reply) is not a status callback of ours: it may carry an opt-out signal.
   if (params.OptOutType !== undefined || declared === 'received' || declared === 'receiving')
     if (!query.get(TWILIO_KEY_PARAM)) return parseTwilioInbound(params);
-  const key = query.get(TWILIO_KEY_PARAM) ?? '';
-  if (!KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'twilio', reason: 'no_sendproof_key' };
+  const label = query.get(TWILIO_KEY_PARAM) ?? '';
+  if (!LABEL_SHAPE.test(label)) return { kind: 'ignored', source: 'twilio', reason: 'no_sendproof_key' };
   const sid = params.MessageSid ?? params.SmsSid;
   const status = (params.MessageStatus ?? params.SmsStatus ?? '').toLowerCase();
   if (!sid) return { kind: 'ignored', source: 'twilio', reason: 'unreadable_twilio_callback' };
@@ -198,8 +197,7 @@ export const parseTwilioCallback = (params: Readonly<Record<string, string>>, ur
   return evidence({
     source: 'twilio',
     evidenceId: `twilio:${sid}:${status}`,
-    idempotencyKey: key,
-    rowLabel: query.get(TWILIO_ROW_PARAM) ?? undefined,
+    label,
     fact,
     providerMessageId: sid,
     why: `twilio:${status}${params.ErrorCode ? `:${params.ErrorCode}` : ''}`,
@@ -218,7 +216,6 @@ const SendGridEventSchema = z.object({
   type: z.string().optional(),
   reason: z.string().optional(),
   [SENDGRID_KEY_ARG]: z.string().optional(),
-  [SENDGRID_ROW_ARG]: z.string().optional(),
 });
 
 const SENDGRID_FACTS: Readonly<Record<string, EvidenceFact>> = {
@@ -295,8 +292,8 @@ export const parseSendGridEvent = (value: unknown): ParsedEvent => {
   }
   const skip = SENDGRID_NOT_EVIDENCE[e.event];
   if (skip) return { kind: 'ignored', source: 'sendgrid', reason: skip };
-  const key = e[SENDGRID_KEY_ARG] ?? '';
-  if (!KEY_SHAPE.test(key)) return { kind: 'ignored', source: 'sendgrid', reason: 'no_sendproof_key' };
+  const label = e[SENDGRID_KEY_ARG] ?? '';
+  if (!LABEL_SHAPE.test(label)) return { kind: 'ignored', source: 'sendgrid', reason: 'no_sendproof_key' };
   let fact = SENDGRID_FACTS[e.event];
   // `bounce` with type `blocked` is SendGrid's soft bounce; type `bounce` is a hard one.
   if (e.event === 'bounce') fact = e.type === 'blocked' ? 'bounced_transient' : 'bounced_permanent';
@@ -310,8 +307,7 @@ export const parseSendGridEvent = (value: unknown): ParsedEvent => {
   return evidence({
     source: 'sendgrid',
     evidenceId: `sendgrid:${e.sg_event_id}`,
-    idempotencyKey: key,
-    rowLabel: e[SENDGRID_ROW_ARG],
+    label,
     fact,
     providerMessageId: sendGridMessageId(e.sg_message_id, e['smtp-id']),
     why: `sendgrid:${e.event}${e.type ? `:${e.type}` : ''}${dropReason}`,

@@ -59,6 +59,8 @@ export interface LocalStackOptions {
   progress?: (line: string) => void;
   /** Caller endpoints that get every outcome event by POST, as an EventBridge API destination would. */
   eventEndpoints?: ReadonlyArray<{ url: string; tenant?: string }>;
+  /** More settings for every Sendproof process of the stack (e.g. SENDPROOF_PURPOSES, SENDPROOF_TEMPLATES_DIR). */
+  env?: Readonly<Record<string, string>>;
 }
 
 export interface RunningLocalStack {
@@ -212,6 +214,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       AWS_SECRET_ACCESS_KEY: 'local',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       AWS_EC2_METADATA_DISABLED: 'true',
+      ...options.env,
     };
 
     progress('starting the functions worker (dispatcher, archiver, reconciler)…');

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { cancelCovers, cancelWhy } from '../domain/cancel.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { type FieldIssue, SendproofError } from '../domain/errors.js';

@@ -1,4 +1,5 @@
-import { checkCountry, countryLabel } from '../domain/countryRules.js';
+import { countryLabel } from '../domain/countryLabel.js';
+import type { CountryVerdict } from '../domain/countryRules.js';
 import type { Channel, PurposePolicy } from '../domain/purposes.js';
 import type { Pacer, PaceToken } from './Pacer.js';
 import { BREAKER_METRIC, type BreakerPolicy, type SpendBreaker } from './SpendBreaker.js';
@@ -53,6 +54,20 @@ export interface AdmissionDeps {
   metrics?: DimensionedMetrics;
 }
 
+/**
+ * libphonenumber-js and its metadata (~120 KB of the bundle) load on the first number a rule needs the
+ * country of, not at module init: a dispatcher whose purposes list no SMS countries and no spend breaker
+ * never loads them (the cold start benchmark, bench/coldStart.ts, counts what is on the module path).
+ */
+let countryRules: Promise<typeof import('../domain/countryRules.js')> | undefined;
+const checkCountry = async (
+  allowList: readonly string[] | undefined,
+  phone: string,
+): Promise<CountryVerdict> => {
+  countryRules ??= import('../domain/countryRules.js');
+  return (await countryRules).checkCountry(allowList, phone);
+};
+
 export class Admission {
   constructor(private readonly deps: AdmissionDeps) {}
 
@@ -62,7 +77,7 @@ export class Admission {
     const sms = channel === 'sms' && phone !== undefined;
     // The number is parsed only when a rule needs its country (an allow-list or a breaker).
     const needsCountry = sms && (policy.smsCountries !== undefined || policy.smsSpendBreaker !== undefined);
-    const country = needsCountry ? checkCountry(policy.smsCountries, phone) : undefined;
+    const country = needsCountry ? await checkCountry(policy.smsCountries, phone) : undefined;
     if (country && !country.allowed) {
       this.deps.metrics?.count(ADMISSION_METRIC.countryRefused, 1, {
         purpose: policy.purpose,

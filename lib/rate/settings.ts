@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Deployment-wide send-rate settings (`SENDPROOF_RATE_LIMITS`, JSON): a pace per transport and a quota

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
-import { ROW_TAG } from '../transports/labels.js';
+import { KEY_TAG } from '../transports/labels.js';
 import {
   type ActiveFault,
   type FaultSpec,
@@ -67,7 +67,7 @@ export interface SimEvent {
   /** ISO 8601: when it happened. */
   at: string;
   bounceType?: 'Permanent' | 'Transient';
-  /** The send's tags, echoed as SES echoes EmailTags (the row label is `sendproof-row`). */
+  /** The send's tags, echoed as SES echoes EmailTags (the label is `sendproof-key`). */
   tags?: Record<string, string>;
 }
 
@@ -259,19 +259,19 @@ export const startProviderSimulator = async (
 
   /**
    * The provider-shaped, signed webhook for one event, built as the provider documents it
-   * (lib/simulator/webhookPayloads.ts; only the key hash, the row label and the ids are real).
+   * (lib/simulator/webhookPayloads.ts; only the label and the ids are real).
    */
   const webhookFor = (
     event: Omit<SimEvent, 'seq'>,
   ): { path: string; request: ReturnType<typeof signResend> } | undefined => {
     const hooks = options.webhooks;
-    if (!hooks || !event.idempotencyKey) return undefined;
+    const label = event.tags?.[KEY_TAG];
+    if (!hooks || !label) return undefined;
     if (event.channel === 'sms') {
       if (hooks.sms !== 'twilio') return undefined;
       const params = twilioCallbackParams(event);
       if (!params) return undefined;
-      const row = event.tags?.[ROW_TAG];
-      const query = `?k=${event.idempotencyKey}${row ? `&r=${row}` : ''}`;
+      const query = `?k=${label}`;
       return {
         path: `/twilio${query}`,
         request: signTwilio(hooks.keys, `${hooks.url}/twilio${query}`, params),
@@ -308,6 +308,14 @@ export const startProviderSimulator = async (
     timers.add(timer);
   };
   const timers = new Set<NodeJS.Timeout>();
+  /** Event id → what runs once a reader has asked the feed past that event (answerAfterEventsRead). */
+  const feedWaiters = new Map<string, () => void>();
+  const readFromFeed = (eventId: string) => {
+    const waiter = feedWaiters.get(eventId);
+    if (!waiter) return;
+    feedWaiters.delete(eventId);
+    waiter();
+  };
 
   const iso = () => new Date(clock.now()).toISOString();
 
@@ -324,6 +332,7 @@ export const startProviderSimulator = async (
     log.length = 0;
     faults = [];
     pending = [];
+    feedWaiters.clear();
     feed.length = 0;
   };
 
@@ -478,7 +487,32 @@ export const startProviderSimulator = async (
         { id: result.messageId, status: 'accepted' },
         result.outcome === 'replayed' ? { 'Idempotent-Replayed': 'true' } : {},
       );
-    if (fault?.spec.fault === 'delay') {
+    const hold = fault?.spec.answerAfterEventsRead;
+    if (hold && result.outcome === 'accepted') {
+      // The answer waits until a reader is past the message's last event in the feed (or for maxMs).
+      const last = [...pending].reverse().find((e) => e.messageId === result.messageId);
+      let answered = false;
+      const once = () => {
+        if (answered) return;
+        answered = true;
+        answer();
+      };
+      const cap = setTimeout(() => {
+        timers.delete(cap);
+        once();
+      }, hold.maxMs);
+      timers.add(cap);
+      const held = fault;
+      if (last)
+        feedWaiters.set(last.id, () => {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            if (!answered) held.answeredAfterEventsRead = true;
+            once();
+          }, hold.afterMs);
+          timers.add(timer);
+        });
+    } else if (fault?.spec.fault === 'delay') {
       const timer = setTimeout(() => {
         timers.delete(timer);
         answer();
@@ -524,9 +558,10 @@ export const startProviderSimulator = async (
       const limit = Math.min(500, Math.max(1, Number(url.searchParams.get('limit') ?? '100')));
       if (!Number.isInteger(after) || after < 0)
         return sendJson(res, 400, { error: 'invalid_request', message: 'after must be a feed cursor' });
-      const data = dueEvents()
-        .filter((e) => e.seq > after)
-        .slice(0, limit);
+      const due = dueEvents();
+      // A reader asks past an event only once it has recorded the page that held it.
+      if (feedWaiters.size > 0) for (const event of due) if (event.seq <= after) readFromFeed(event.id);
+      const data = due.filter((e) => e.seq > after).slice(0, limit);
       return sendJson(res, 200, { data, next: String(data.at(-1)?.seq ?? after) });
     }
     const byId = /^\/v1\/messages\/([^/]+)$/.exec(path);

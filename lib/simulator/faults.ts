@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Fault kinds the simulator can inject. Part of the public admin API (`POST /_sim/faults`). */
 export const FAULT_KINDS = [
@@ -34,6 +34,18 @@ export const FaultSpecSchema = z
     retryAfterSeconds: z.number().int().min(0).max(86_400).optional(),
     /** `delay` only: how long to hold the answer, in ms. */
     delayMs: z.number().int().min(0).max(600_000).optional(),
+    /**
+     * Any accepted send: hold the answer until a reader of the pull feed asks for events past the
+     * message's last one (`GET /v1/events?after=`: a reader moves its cursor only once it has recorded
+     * the page), then `afterMs` more, at most `maxMs` in all: the provider's event is recorded before the
+     * sender hears the answer (an early bounce beats the `accepted` write).
+     */
+    answerAfterEventsRead: z
+      .strictObject({
+        afterMs: z.number().int().min(0).max(60_000).default(500),
+        maxMs: z.number().int().min(1).max(600_000).default(4_000),
+      })
+      .optional(),
     /** Any accepted send: how long after acceptance the delivery (or bounce) event appears. */
     deliverAfterMs: z.number().int().min(0).max(86_400_000).optional(),
     /** Every event of the message appears twice (same event id), as at-least-once feeds do. */
@@ -53,6 +65,8 @@ export interface ActiveFault {
   id: string;
   spec: FaultSpec;
   remaining: number;
+  /** `answerAfterEventsRead`: the answer went out after a reader was past its events (not at `maxMs`). */
+  answeredAfterEventsRead?: boolean;
 }
 
 export interface RequestFacts {

@@ -1,10 +1,10 @@
-import { KEY_TAG, ROW_TAG } from '../transports/labels.js';
+import { KEY_TAG } from '../transports/labels.js';
 
 /**
  * TEST DOUBLE. The webhook bodies the provider simulator pushes, shaped as Resend, SendGrid and Twilio
  * document theirs: test/unit/simulator/fakesHeldToCorpus.test.ts compares each with the documented example
  * of the same type (test/contract/providers), field path by field path and type by type. Addresses are
- * fixed placeholders, never the message's recipient; only the key hash, the row label and the ids are real.
+ * fixed placeholders, never the message's recipient; only the label and the ids are real.
  */
 export const SIM_FROM = 'Sendproof Simulator <simulator@sendproof.test>';
 export const SIM_TO = 'recipient@sendproof.test';
@@ -36,8 +36,8 @@ const RESEND_TYPES: Readonly<Record<string, string>> = {
 /** Resend: `{ type, created_at, data }` (the documented examples send `tags` as an object). */
 export const resendWebhookPayload = (event: Event): Record<string, unknown> | undefined => {
   const type = RESEND_TYPES[event.type];
-  if (!type || !event.idempotencyKey) return undefined;
-  const row = event.tags?.[ROW_TAG];
+  const label = event.tags?.[KEY_TAG];
+  if (!type || !label) return undefined;
   return {
     type,
     created_at: event.at,
@@ -56,7 +56,7 @@ export const resendWebhookPayload = (event: Event): Record<string, unknown> | un
             },
           }
         : {}),
-      tags: { [KEY_TAG]: event.idempotencyKey, ...(row ? { [ROW_TAG]: row } : {}) },
+      tags: { [KEY_TAG]: label },
     },
   };
 };
@@ -74,8 +74,8 @@ const SENDGRID_EVENTS: Readonly<Record<string, string>> = {
  */
 export const sendGridWebhookEvent = (event: Event): Record<string, unknown> | undefined => {
   const name = SENDGRID_EVENTS[event.type];
-  if (!name || !event.idempotencyKey) return undefined;
-  const row = event.tags?.[ROW_TAG];
+  const label = event.tags?.[KEY_TAG];
+  if (!name || !label) return undefined;
   return {
     email: SIM_TO,
     timestamp: Math.floor(Date.parse(event.at) / 1000),
@@ -99,8 +99,7 @@ export const sendGridWebhookEvent = (event: Event): Record<string, unknown> | un
             type: 'bounce',
           }
       : {}),
-    sendproof_key: event.idempotencyKey,
-    ...(row ? { sendproof_row: row } : {}),
+    sendproof_key: label,
   };
 };
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * A purpose's service level objectives, in user terms (seed 004: "a settled order should produce one

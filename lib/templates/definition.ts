@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Channel } from '../domain/purposes.js';
 import { LOCALE_PATTERN } from './locale.js';
 

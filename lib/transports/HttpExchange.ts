@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { readJson } from './wire.js';
 
 /**
@@ -35,11 +35,25 @@ export interface ExchangeTimeouts {
 }
 
 /**
- * One HTTP request on a fresh connection, reporting the stage at which it failed. Never throws.
- *
- * No keep-alive agent on purpose: a pooled socket the server already closed fails with ECONNRESET after
- * the request was written, which is indistinguishable from a provider dying mid-request and would turn
- * a harmless stale connection into an ambiguous send.
+ * How long a connection may sit idle in the pool before it is closed. Keep-alive saves a TCP (and TLS)
+ * handshake per send, which was the largest single cost of a notification in a CPU profile of the
+ * throughput benchmark (docs/benchmark.md). Its risk is a stale socket: one the server closed while it
+ * sat idle fails after the request was written, like a provider dying mid-request, and that send would
+ * end `unknown` (never a false outcome: the stage rules below still apply, so it costs a reconcile, not
+ * a wrong answer). Servers close idle connections only after their own keep-alive timeout (Node's
+ * default is 5 s, load balancers' 60 s), so a pooled socket is closed here after 1 s idle: a socket is
+ * only reused while the server still holds it open. A server that closes a connection on purpose says
+ * so with `Connection: close` on its last response, and Node then does not pool the socket.
+ */
+export const KEEP_ALIVE_IDLE_MS = 1_000;
+const agents = {
+  http: new HttpAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS }),
+  https: new HttpsAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS }),
+};
+
+/**
+ * One HTTP request on a pooled keep-alive connection (see KEEP_ALIVE_IDLE_MS), reporting the stage at
+ * which it failed. Never throws. A reused socket is connected already, so its request starts at `send`.
  */
 export const exchange = (spec: ExchangeRequest): Promise<ExchangeOutcome> =>
   new Promise((resolve) => {
@@ -68,7 +82,7 @@ export const exchange = (spec: ExchangeRequest): Promise<ExchangeOutcome> =>
 
     const req = (secure ? httpsRequest : httpRequest)(url, {
       method: spec.method,
-      agent: false,
+      agent: secure ? agents.https : agents.http,
       headers: {
         ...spec.headers,
         ...(body ? { 'content-length': String(body.byteLength) } : {}),

@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '../domain/clock.js';
 import { classifyExchangeFailure, classifyHttpStatus, held, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange, lookupGet } from './HttpExchange.js';
-import { labelsFor, resendTagValue } from './labels.js';
+import { labelsFor } from './labels.js';
 import type {
   CancelResult,
   LookupResult,
@@ -128,7 +128,7 @@ export class ResendTransport implements Transport {
             })),
           }
         : {}),
-      tags: labelsFor(idempotencyKey, message.tags, resendTagValue, message.dedupeKey),
+      tags: labelsFor(message.label),
       ...(message.sendAtMs !== undefined ? { scheduled_at: new Date(message.sendAtMs).toISOString() } : {}),
     };
     const apiKey = await resolveCredentials(this.options.apiKey);

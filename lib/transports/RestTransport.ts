@@ -1,9 +1,8 @@
 import { type Clock, systemClock } from '../domain/clock.js';
-import { rowLabelOf } from '../domain/keys.js';
 import type { Channel } from '../domain/purposes.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange, type LookupGet, lookupGet } from './HttpExchange.js';
-import { ROW_TAG } from './labels.js';
+import { KEY_TAG } from './labels.js';
 import type { LookupResult, OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
 import { errorToken, readJson, resolveCredentials } from './wire.js';
 
@@ -60,10 +59,8 @@ export class RestTransport implements Transport {
   }
 
   async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
-    // The convention's events echo the send's tags, the row label among them (lib/domain/keys.ts).
-    const row = rowLabelOf(message.dedupeKey);
-    const all = { ...message.tags, ...(row ? { [ROW_TAG]: row } : {}) };
-    const tags = Object.keys(all).length ? { tags: all } : {};
+    // The convention's events echo the send's tags: the label (lib/transports/labels.ts), nothing readable.
+    const tags = { tags: { [KEY_TAG]: message.label } };
     const body =
       this.channel === 'email'
         ? {

@@ -1,5 +1,4 @@
 import { type Clock, systemClock } from '../domain/clock.js';
-import { rowLabelOf } from '../domain/keys.js';
 import { classifyExchangeFailure, classifyHttpStatus, held, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange } from './HttpExchange.js';
 import type {
@@ -22,10 +21,8 @@ export interface SendGridTransportOptions {
   clock?: Clock;
 }
 
-/** The custom argument that carries the key hash into every Event Webhook event (lib/evidence/webhooks.ts). */
+/** The custom argument that carries the label into every Event Webhook event (lib/evidence/webhooks.ts). */
 export const SENDGRID_KEY_ARG = 'sendproof_key';
-/** The custom argument carrying the row label (lib/domain/keys.ts rowLabelOf). */
-export const SENDGRID_ROW_ARG = 'sendproof_row';
 
 interface SendGridErrors {
   errors?: Array<{ message?: string; field?: string | null }>;
@@ -89,8 +86,7 @@ export class SendGridTransport implements Transport {
     this.clock = options.clock ?? systemClock;
   }
 
-  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
-    const row = rowLabelOf(message.dedupeKey);
+  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
     const content = [
       { type: 'text/plain', value: message.text },
       ...(message.html !== undefined ? [{ type: 'text/html', value: message.html }] : []),
@@ -110,17 +106,8 @@ export class SendGridTransport implements Transport {
             })),
           }
         : {}),
-      // Echoed on every event: the key hash, the row label, and our non-secret labels.
-      custom_args: {
-        [SENDGRID_KEY_ARG]: idempotencyKey,
-        ...(row ? { [SENDGRID_ROW_ARG]: row } : {}),
-        ...Object.fromEntries(
-          Object.entries(message.tags ?? {}).map(([k, v]) => [
-            `sendproof_${k}`.slice(0, 64),
-            v.slice(0, 256),
-          ]),
-        ),
-      },
+      // Echoed on every event: the label, and nothing readable (lib/transports/labels.ts).
+      custom_args: { [SENDGRID_KEY_ARG]: message.label },
     };
     const apiKey = await resolveCredentials(this.options.apiKey);
     if (!apiKey.ok) return { kind: 'retryable', reason: apiKey.reason };

@@ -1,7 +1,7 @@
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { type AwsErrorTable, classifyAwsError, sdkRetrySignals } from './classify.js';
-import { labelsFor, sesTagValue } from './labels.js';
+import { labelsFor } from './labels.js';
 import type { OutboundMessage, SendResult, Transport, TransportCapabilities } from './port.js';
 
 /**
@@ -84,7 +84,7 @@ export class SesTransport implements Transport {
     return this.loaded;
   }
 
-  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
     // The SDK loads on the first send, so a function configured for another transport never loads it.
     const [{ SendEmailCommand }, client] = await Promise.all([
       import('@aws-sdk/client-sesv2'),
@@ -113,7 +113,7 @@ export class SesTransport implements Transport {
             : {}),
         },
       },
-      EmailTags: labelsFor(idempotencyKey, message.tags, sesTagValue, message.dedupeKey).map((l) => ({
+      EmailTags: labelsFor(message.label).map((l) => ({
         Name: l.name,
         Value: l.value,
       })),

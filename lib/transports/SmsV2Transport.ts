@@ -93,7 +93,7 @@ export class SmsV2Transport implements Transport {
     return this.loaded;
   }
 
-  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
     const now = this.clock.now();
     let timeToLive: number | undefined;
     if (message.expiresAtMs !== undefined) {
@@ -103,12 +103,7 @@ export class SmsV2Transport implements Transport {
         return { kind: 'rejected', reason: 'message_expired_before_send', code: 'expired', cause: 'content' };
       timeToLive = Math.min(TTL_MAX_SECONDS, Math.max(TTL_MIN_SECONDS, remaining));
     }
-    const context = Object.fromEntries(
-      labelsFor(idempotencyKey, message.tags, (v) => v.slice(0, 256), message.dedupeKey).map((l) => [
-        l.name,
-        l.value,
-      ]),
-    );
+    const context = Object.fromEntries(labelsFor(message.label).map((l) => [l.name, l.value]));
     // The SDK loads on the first send, so a function configured for another transport never loads it.
     const [{ SendTextMessageCommand }, client] = await Promise.all([
       import('@aws-sdk/client-pinpoint-sms-voice-v2'),

@@ -1,5 +1,4 @@
 import { type Clock, systemClock } from '../domain/clock.js';
-import { rowLabelOf } from '../domain/keys.js';
 import { classifyExchangeFailure, classifyHttpStatus, retryAfterFrom } from './classify.js';
 import { type ExchangeTimeouts, exchange, lookupGet } from './HttpExchange.js';
 import type {
@@ -35,6 +34,9 @@ export interface TwilioTransportOptions {
 }
 
 /** Twilio's ValidityPeriod range, in seconds. */
+/** The status callback's query parameter carrying the label (lib/transports/labels.ts). */
+export const TWILIO_KEY_PARAM = 'k';
+
 const VALIDITY_MIN_SECONDS = 1;
 const VALIDITY_MAX_SECONDS = 36_000;
 /** "Too Many Requests": Twilio refused before processing, so a retry cannot duplicate. */
@@ -131,15 +133,13 @@ export class TwilioTransport implements Transport {
     };
   }
 
-  async send(message: OutboundMessage, idempotencyKey: string): Promise<SendResult> {
+  async send(message: OutboundMessage, _idempotencyKey: string): Promise<SendResult> {
     const now = this.clock.now();
     const form = new URLSearchParams({ To: message.to, Body: message.text });
     if (this.options.statusCallbackUrl) {
       const callback = new URL(this.options.statusCallbackUrl);
-      callback.searchParams.set('k', idempotencyKey);
-      // The row label: the callback names its ledger row (lib/domain/keys.ts rowLabelOf).
-      const row = rowLabelOf(message.dedupeKey);
-      if (row) callback.searchParams.set('r', row);
+      // The label (lib/transports/labels.ts): the callback names its row, and Twilio's logs show nothing readable.
+      callback.searchParams.set(TWILIO_KEY_PARAM, message.label);
       form.set('StatusCallback', callback.toString());
     }
     if (this.options.from.startsWith('MG')) form.set('MessagingServiceSid', this.options.from);

@@ -1,4 +1,3 @@
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Config } from '../config.js';
 import { createTransports, type ProviderSecrets } from './index.js';
 import type { Transport } from './port.js';
@@ -14,8 +13,11 @@ export const transportsFor = (config: Config): { email: Transport; sms: Transpor
     config,
     arn
       ? {
-          providerSecrets: async () =>
-            (await getSecret(arn, { maxAge: 300, transform: 'json' })) as ProviderSecrets,
+          // Powertools keeps its cache in the module, so a dynamic import still caches for five minutes.
+          providerSecrets: async () => {
+            const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
+            return (await getSecret(arn, { maxAge: 300, transform: 'json' })) as ProviderSecrets;
+          },
         }
       : {},
   );

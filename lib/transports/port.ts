@@ -10,14 +10,16 @@ export interface OutboundMessage {
   html?: string;
   attachments?: ReadonlyArray<{ filename: string; contentType: string; content: Uint8Array }>;
   /**
-   * Readable dedupe key (the ledger row's key): decorators attribute by it, and providers get it only as
-   * the row label (base64url, lib/domain/keys.ts rowLabelOf) next to the hash, so evidence names its row.
+   * Readable dedupe key (the ledger row's key): decorators attribute by it. Never sent to a provider.
    */
   dedupeKey: string;
+  /**
+   * The opaque, authenticated label of the row (lib/transports/labels.ts sealLabel): the only
+   * identifier a provider sees, in its tags, context, custom arguments or callback URL.
+   */
+  label: string;
   /** Epoch ms; SMS adapters derive a time-to-live from it. */
   expiresAtMs?: number;
-  /** Non-secret labels for provider-side filtering (purpose, tenant). */
-  tags?: Readonly<Record<string, string>>;
   /**
    * Epoch ms: the provider holds the message until then (Resend `scheduled_at`, Twilio `SendAt`). Set only
    * when the adapter declares `schedule` and the time lies inside its window.

@@ -337,13 +337,16 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       actions.filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
     // Assess
     // The sweep publishes resume notices to the intake queue, and nothing else there; no seal key. It
-    // deletes released seals, and only those (`seal#…` items).
+    // deletes released seals, and only those (`seal#…` items). Both read the deployment secret, and
+    // nothing else of Secrets Manager: pulled and pushed events' labels are opened with it.
     expect(own(reconciler)).toEqual([
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
       'sqs:SendMessage',
     ]);
     const deletes = allowing(roleStatements('reconciler'), 'dynamodb:DeleteItem');
@@ -358,6 +361,8 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
       'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
       'sqs:SendMessage',
@@ -399,6 +404,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     });
     const secretId = Object.keys(template.findResources('AWS::SecretsManager::Secret'))[0];
     expect(envOf('dispatcher')[ENV.contentHashSecretArn]).toEqual({ Ref: secretId });
+    // Provider labels are sealed with keys derived from it, so whatever records evidence opens them with it.
+    for (const fn of ['evidence', 'reconciler'] as const)
+      expect(envOf(fn)[ENV.contentHashSecretArn], fn).toEqual({ Ref: secretId });
   });
 
   it('loops the reconcile function page by page while hasMore, bounded, retrying Lambda service errors', () => {
@@ -539,9 +547,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(reconcile).toHaveLength(1);
     expect(byMetric('Errors')).toHaveLength(6);
     expect(byMetric('Throttles')).toHaveLength(6);
-    // … the four evidence alarms (test/infra/evidenceAlarms.test.ts), the spend breaker's and the
+    // … the five evidence alarms (test/infra/evidenceAlarms.test.ts), the spend breaker's and the
     // last-receive seal's (test/infra/sealAlarm.test.ts).
-    expect(alarms).toHaveLength(5 + 1 + 1 + 4 + 1 + 12 + 4 + 1 + 1);
+    expect(alarms).toHaveLength(5 + 1 + 1 + 4 + 1 + 12 + 5 + 1 + 1);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
     }

@@ -59,6 +59,8 @@ describe('evidence alarms', () => {
     const expected: Array<[string, number]> = [
       ['SELECT SUM(WebhookRefused) FROM SCHEMA("Sendproof", provider, reason, service)', 10],
       ['SELECT SUM(EvidenceUnmatched) FROM SCHEMA("Sendproof", service, source)', 10],
+      // Any refused event: a label this deployment did not make, or another message than the row's.
+      ['SELECT SUM(EvidenceRefused) FROM SCHEMA("Sendproof", reason, service, source)', 0],
       [
         `SELECT SUM(DeliveryFacts) FROM SCHEMA("Sendproof", channel, fact, purpose, service) WHERE fact = 'bounced_permanent'`,
         5,

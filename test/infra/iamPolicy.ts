@@ -34,6 +34,8 @@ import { ENV } from '../../lib/config.js';
  * - Athena, https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonathena.html:
  *   StartQueryExecution, GetQueryExecution, GetQueryResults, StopQueryExecution → athena:<same> on the
  *   workgroup.
+ * - Amazon EventBridge, https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoneventbridge.html:
+ *   PutEvents → events:PutEvents on the event-bus resource (`event-bus/<name>`).
  * - AWS KMS, https://docs.aws.amazon.com/service-authorization/latest/reference/list_awskeymanagementservice.html:
  *   Sign → kms:Sign. The AWS Encryption SDK's KMS keyring calls GenerateDataKey to seal and Decrypt to open
  *   (https://docs.aws.amazon.com/encryption-sdk/latest/developer-guide/use-kms-keyring.html, "Required
@@ -82,6 +84,7 @@ const ACTIONS: Record<string, Record<string, string[]>> = {
       [`athena:${op}`],
     ]),
   ),
+  events: { PutEvents: ['events:PutEvents'] },
   kms: Object.fromEntries(
     ['Sign', 'GetPublicKey', 'GenerateDataKey', 'Decrypt', 'Encrypt'].map((op) => [op, [`kms:${op}`]]),
   ),
@@ -267,6 +270,8 @@ export const expectedResource = (
       return { label, arns: [value] };
     case 'workgroup':
       return { label, arns: [arn('athena', `workgroup/${value}`)] };
+    case 'event-bus':
+      return { label, arns: [refArn.startsWith('{') ? refArn : arn('events', `event-bus/${value}`)] };
     default:
       return { label, arns: [value] };
   }

@@ -150,8 +150,8 @@ describe('the packed package, installed by other teams', () => {
     const resources = Object.entries(template.Resources as Record<string, CfnResource>);
     const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
     const functions = ofType('AWS::Lambda::Function');
-    // dispatch, reconcile, evidence, webhook, archive, archive maintenance, console
-    expect(functions).toHaveLength(7);
+    // dispatch, reconcile, evidence, webhook, archive, archive maintenance, console, outcomes, slo-audit
+    expect(functions).toHaveLength(9);
     for (const [, fn] of functions)
       expect(fn.Properties).toMatchObject({
         Handler: 'index.handler',
@@ -163,7 +163,16 @@ describe('the packed package, installed by other teams', () => {
     expect(ofType('AWS::SNS::Topic').filter(([id]) => id.includes('AlarmTopic'))).toHaveLength(0);
     const alarms = ofType('AWS::CloudWatch::Alarm');
     expect(alarms.length).toBeGreaterThan(0);
-    for (const [, alarm] of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: onCallId }]);
+    // A burn-rate window alarm notifies through its composite (both windows must burn), never alone.
+    const composites = ofType('AWS::CloudWatch::CompositeAlarm');
+    expect(composites.length).toBeGreaterThan(0);
+    for (const [, composite] of composites)
+      expect(composite.Properties.AlarmActions).toEqual([{ Ref: onCallId }]);
+    const inComposite = (id: string) =>
+      composites.some(([, c]) => JSON.stringify(c.Properties.AlarmRule).includes(`"${id}"`));
+    for (const [id, alarm] of alarms)
+      if (inComposite(id)) expect(alarm.Properties.AlarmActions).toBeUndefined();
+      else expect(alarm.Properties.AlarmActions).toEqual([{ Ref: onCallId }]);
     const [dispatcherId] = functions.find(([id]) => id.includes('Dispatch'))!;
     const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(
       ([, m]) => m.Properties.FunctionName.Ref === dispatcherId,

@@ -1,7 +1,8 @@
 /**
  * npm run soak -- [--intents 10000] [--fault-rate 0.05] [--duplicate-rate 0.02] [--seed 42]
  *                 [--extra-workers 1] [--last-receive-rate 0.01] [--long-retry-rate 0.005]
- *                 [--long-retry-after 45] [--timeout 1800] [--json report.json]
+ *                 [--long-retry-after 45] [--template-gone-rate 0.002] [--early-bounce-rate 0.002]
+ *                 [--storm-rate 0.002] [--storm-copies 8] [--timeout 1800] [--json report.json]
  *
  * The fault-load run on loopback servers only (see soakRun.ts). Prints progress, then the figures;
  * exits 1 on any violation (a lost intent, a second acceptance, a stranded row, an archive gap, a secret
@@ -45,6 +46,25 @@ const program = new Command('soak')
     number(11, 3_600),
     45,
   )
+  .option(
+    '--template-gone-rate <r>',
+    'share of intents added as scheduled receipts whose template revision is removed before sendAt',
+    number(0, 0.5),
+    0.002,
+  )
+  .option(
+    '--early-bounce-rate <r>',
+    "share of intents added as resets whose bounce is read before the dispatcher hears 'accepted'",
+    number(0, 0.5),
+    0.002,
+  )
+  .option(
+    '--storm-rate <r>',
+    'share of intents added as SMS of a breaker-guarded purpose, each published --storm-copies times',
+    number(0, 0.5),
+    0.002,
+  )
+  .option('--storm-copies <n>', 'publishes of each storm message', number(2, 100), 8)
   .option('--timeout <s>', 'bound on the run after start-up, in seconds', number(10, 86_400), 1_800)
   .option('--json <file>', 'also write the report as JSON')
   .parse();
@@ -58,6 +78,10 @@ const opts = program.opts<{
   lastReceiveRate: number;
   longRetryRate: number;
   longRetryAfter: number;
+  templateGoneRate: number;
+  earlyBounceRate: number;
+  stormRate: number;
+  stormCopies: number;
   timeout: number;
   json?: string;
 }>();
@@ -80,6 +104,9 @@ const print = (report: SoakReport) => {
     `  stranded              ${f.stranded} (non-terminal rows with no seal and no live lease; ${f.stalled} stalled, ${f.sealsLeft} seals left)`,
     `  last-receive crashes  ${f.lastReceive.killed} of ${f.lastReceive.planned} killed (${kinds(f.lastReceive.byEdge)}), ${f.lastReceive.recovered} finished by the sweep`,
     `  long Retry-After      ${f.longRetryAfter.honoured} of ${f.longRetryAfter.planned} 429s with Retry-After ${f.longRetryAfter.seconds} s honoured, then sent once`,
+    `  template gone         ${f.templateGone.blocked + f.templateGone.stalled} of ${f.templateGone.planned} scheduled receipts whose revision was removed ended blocked (${f.templateGone.blocked}) or stalled (${f.templateGone.stalled}) with the reason: ${kinds(f.templateGone.reasons)}`,
+    `  early bounces         ${f.earlyBounce.bounced} of ${f.earlyBounce.planned} bounced, ${f.earlyBounce.suppressed} suppressed (${f.earlyBounce.readBeforeAnswer} read from the feed before the provider answered, ${f.earlyBounce.recordedBeforeAccepted} recorded before the accepted write)`,
+    `  duplicate storm       ${f.storm.accepted} of ${f.storm.messages} guarded SMS sent once from ${f.storm.messages * f.storm.copies} publishes; breaker counted ${f.storm.breakerSends} (allows ${f.storm.messages}), ${f.storm.breakerState}; ${f.storm.blockedByBreaker} blocked by it`,
     `  unknown/quarantined   ${f.unknown}/${f.quarantined}`,
     `  rows by state         ${kinds(f.rowsByState)}`,
     `  recovered unknowns    ${f.unknownRecovered.byReplay} by replay under the same key, ${f.unknownRecovered.byLookup} by provider lookup, ${f.unknownRecovered.other} otherwise; ${f.retried} rows retried after retry_wait`,
@@ -108,6 +135,10 @@ const report = await runSoak({
   lastReceiveRate: opts.lastReceiveRate,
   longRetryRate: opts.longRetryRate,
   longRetryAfterSeconds: opts.longRetryAfter,
+  templateGoneRate: opts.templateGoneRate,
+  earlyBounceRate: opts.earlyBounceRate,
+  stormRate: opts.stormRate,
+  stormCopies: opts.stormCopies,
   timeoutSeconds: opts.timeout,
   progress: (line) => process.stdout.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
 });

@@ -6,7 +6,7 @@ import type { DispatchEdge } from '../../lib/dispatch/Dispatcher.js';
 import type { IntentInput } from '../../lib/domain/intent.js';
 import { parseIntent } from '../../lib/domain/intent.js';
 import { deriveDedupeKey, identityOf } from '../../lib/domain/keys.js';
-import { type Channel, PurposeRegistry } from '../../lib/domain/purposes.js';
+import { BUILT_IN_PURPOSES, type Channel, PurposeRegistry } from '../../lib/domain/purposes.js';
 import type { FaultKind, FaultSpecInput } from '../../lib/simulator/faults.js';
 import { healthReportIntent, MARKERS, receiptIntent, resetIntent } from '../support/fixtures.js';
 
@@ -15,7 +15,18 @@ import { healthReportIntent, MARKERS, receiptIntent, resetIntent } from '../supp
  * fault pinned to one idempotency key (the hash of one channel's dedupe key) so that which message meets
  * which fault does not depend on timing.
  */
-export type IntentKind = 'reset_email' | 'receipt' | 'health_report_fallback' | 'reset_both_channels';
+export type IntentKind =
+  | 'reset_email'
+  | 'receipt'
+  | 'health_report_fallback'
+  | 'reset_both_channels'
+  // The edges (issue 26), drawn besides the mix:
+  /** A receipt scheduled a few seconds ahead whose template revision is removed before sendAt. */
+  | 'receipt_template_gone'
+  /** A reset whose permanent bounce is read from the provider's feed before the `accepted` write. */
+  | 'reset_early_bounce'
+  /** An SMS of the breaker-guarded purpose, published many times at once. */
+  | 'otp_storm';
 
 export interface PlannedIntent {
   index: number;
@@ -31,7 +42,7 @@ export interface PlannedIntent {
  * The simulator's fault kinds, plus `status_429_long`: a 429 whose Retry-After is longer than the
  * dispatcher's inline budget (and, with the default 45 s, than five of the local visibility timeouts).
  */
-export type SoakFaultKind = FaultKind | 'status_429_long';
+export type SoakFaultKind = FaultKind | 'status_429_long' | 'early_bounce';
 
 /** The edges a last-receive crash stops at. */
 export const LAST_RECEIVE_EDGES = [
@@ -60,6 +71,19 @@ export interface SoakPlan {
    * SIGKILLed at the edge (test/reliability/soakCrashWorker.ts); only the ledger's sweep can finish it.
    */
   lastReceive: Array<{ index: number; edge: LastReceiveEdge }>;
+  /**
+   * Receipts (GONE_TEMPLATE) never published: claimed `scheduled` a few seconds ahead by a dispatcher
+   * in the soak's own process, after which the revision is removed from the stack's templates. At sendAt
+   * the sweep resumes them and the stack's dispatchers, which never loaded the revision, cannot render
+   * them: each must end `blocked` or `stalled` with the reason, not stay `scheduled`.
+   */
+  templateGone: number[];
+  /** Resets whose bounce is read from the feed before the `accepted` write (their `early_bounce` fault). */
+  earlyBounces: number[];
+  /** SMS of SOAK_GUARDED_PURPOSE, each published `copies` times in a row; the breaker allows `maxSends`. */
+  storm: { indexes: number[]; copies: number; maxSends: number };
+  /** Purpose policies the stack runs with (SENDPROOF_PURPOSES). */
+  purposes: unknown[];
   /** Values that must never be found at rest, in a log, a metric or the archive. */
   markers: string[];
 }
@@ -77,6 +101,14 @@ export interface SoakPlanOptions {
   longRetryRate?: number;
   /** That Retry-After, in seconds (default 45). */
   longRetryAfterSeconds?: number;
+  /** Share of intents added as receipts whose template revision disappears before sendAt (default 0). */
+  templateGoneRate?: number;
+  /** Share of intents added as resets whose bounce beats the `accepted` write (default 0). */
+  earlyBounceRate?: number;
+  /** Share of intents added as breaker-guarded SMS, each published `stormCopies` times (default 0). */
+  stormRate?: number;
+  /** Publishes of each storm message (default 8). */
+  stormCopies?: number;
   /** Folder for the report PDF the health reports attach by file:// reference. */
   workDir: string;
   now: number;
@@ -91,7 +123,20 @@ export const FAULT_MIX: readonly FaultKind[] = [
   'delay',
 ];
 
-export const SOAK_FAULT_KINDS: readonly SoakFaultKind[] = [...FAULT_MIX, 'status_429_long'];
+export const SOAK_FAULT_KINDS: readonly SoakFaultKind[] = [...FAULT_MIX, 'status_429_long', 'early_bounce'];
+
+/** The receipt revision the template-gone intents use, removed from the stack's copy of the templates. */
+export const GONE_TEMPLATE = { id: 'receipt', revision: 'v5' } as const;
+
+/** The purpose the duplicate storm uses: the reset's policy, with an SMS spend breaker. */
+export const SOAK_GUARDED_PURPOSE = 'soak-otp';
+export const guardedPurpose = (maxSends: number) => ({
+  ...BUILT_IN_PURPOSES.find((p) => p.purpose === 'password-reset')!,
+  purpose: SOAK_GUARDED_PURPOSE,
+  policyVersion: `${SOAK_GUARDED_PURPOSE}/1`,
+  // As many sends as the storm has messages: one counted duplicate more would open it.
+  smsSpendBreaker: { maxSends, windowSeconds: 3600, cooldownSeconds: 900 },
+});
 
 /** mulberry32: a small seeded PRNG, so a seed replays the same plan. */
 export const seededRandom = (seed: number): (() => number) => {
@@ -229,12 +274,100 @@ export const planSoak = (options: SoakPlanOptions): SoakPlan => {
     edge: LAST_RECEIVE_EDGES[n % LAST_RECEIVE_EDGES.length]!,
   }));
   const unpublished = new Set(lastReceive.map((l) => l.index));
+
+  // The edges, appended after the mix (their own generator: a seed keeps the rest of its plan).
+  const edges = seededRandom(options.seed ^ 0x0ed9e5);
+  const stormCount = Math.round(options.intents * (options.stormRate ?? 0));
+  const purposeList = stormCount > 0 ? [guardedPurpose(stormCount)] : [];
+  const edgePurposes = PurposeRegistry.withOverrides(purposeList);
+  const add = (kind: IntentKind, intent: IntentInput): PlannedIntent => {
+    const parsed = parseIntent(intent, { purposes: edgePurposes, clock: { now: () => options.now } });
+    if (!parsed.ok) throw parsed.error;
+    const channels = [...parsed.value.intent.channels];
+    const keys: PlannedIntent['keys'] = {};
+    for (const channel of channels) {
+      const key = deriveDedupeKey(identityOf(parsed.value.intent, parsed.value.policy, channel));
+      keys[channel] = { pk: key.readable, hash: key.hash };
+    }
+    const planned = { index: intents.length, kind, intent, delivery: parsed.value.delivery, keys, channels };
+    intents.push(planned);
+    return planned;
+  };
+  const templateGone = Array.from(
+    { length: Math.round(options.intents * (options.templateGoneRate ?? 0)) },
+    (_, n) =>
+      add(
+        'receipt_template_gone',
+        receiptIntent({
+          eventId: `soak-tg-${n}`,
+          recipient: { ref: `soak-tg-u${n}`, email: MARKERS.email },
+          template: { ...GONE_TEMPLATE },
+          // Rewritten when it is claimed (a few seconds ahead of then): see runSoak.
+          sendAt: new Date(options.now + 3_600_000).toISOString(),
+        }),
+      ).index,
+  );
+  const earlyBounces = Array.from(
+    { length: Math.round(options.intents * (options.earlyBounceRate ?? 0)) },
+    (_, n) => {
+      const planned = add(
+        'reset_early_bounce',
+        resetIntent({
+          eventId: `soak-eb-${n}`,
+          recipient: { ref: `soak-eb-u${n}`, email: MARKERS.email },
+          secrets: { token: `${MARKERS.token}-eb${n}` },
+          expiresAt,
+        }),
+      );
+      faults.push({
+        kind: 'early_bounce',
+        index: planned.index,
+        channel: 'email',
+        spec: {
+          match: { idempotencyKey: planned.keys.email!.hash },
+          fault: 'bounce',
+          times: 1,
+          deliverAfterMs: 0,
+          // Held until a feed reader has recorded the bounce (it asks past it); at most 7 s, inside the
+          // 8 s visibility timeout, so no redelivery meets the send in flight.
+          answerAfterEventsRead: { afterMs: 100, maxMs: 7_000 },
+        },
+      });
+      return planned.index;
+    },
+  );
+  const copies = options.stormCopies ?? 8;
+  const storm = Array.from(
+    { length: stormCount },
+    (_, n) =>
+      add(
+        'otp_storm',
+        resetIntent({
+          eventId: `soak-st-${n}`,
+          purpose: SOAK_GUARDED_PURPOSE,
+          channels: ['sms'],
+          recipient: { ref: `soak-st-u${n}`, phone: MARKERS.phone },
+          secrets: { token: `${MARKERS.token}-st${n}` },
+          expiresAt,
+        }),
+      ).index,
+  );
+  const order = publishOrder.filter((i) => !unpublished.has(i));
+  // First in the stream: the feed is short then, so a reader gets to the bounce within the held answer.
+  order.unshift(...earlyBounces);
+  // The storm: every copy of every storm message back to back, somewhere in the stream.
+  const burst = storm.flatMap((index) => Array.from({ length: copies }, () => index));
+  order.splice(Math.floor(edges() * (order.length + 1)), 0, ...burst);
   return {
     intents,
-    publishOrder: publishOrder.filter((i) => !unpublished.has(i)),
+    publishOrder: order,
     duplicates,
     faults,
     lastReceive,
+    templateGone,
+    earlyBounces,
+    storm: { indexes: storm, copies, maxSends: stormCount },
+    purposes: purposeList,
     markers: [MARKERS.token, MARKERS.email, MARKERS.phone, PDF_MARKER],
   };
 };

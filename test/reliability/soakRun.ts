@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, cpSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,25 +10,35 @@ import { DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
 import { createDigests, ensureLocalDigestKey, localSigner } from '../../lib/archive/digest.js';
 import { DirStore } from '../../lib/archive/store.js';
 import { dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
-import { loadConfig } from '../../lib/config.js';
+import { ENV, functionConfig, loadConfig } from '../../lib/config.js';
+import { Dispatcher } from '../../lib/dispatch/Dispatcher.js';
+import { createRuntime } from '../../lib/dispatchRuntime.js';
 import { systemClock } from '../../lib/domain/clock.js';
+import { countryLabel, countryOf } from '../../lib/domain/countryRules.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { DEFINITIVE_FAILURES, type DeliveryState, isTerminal } from '../../lib/domain/states.js';
+import { DynamoEvidenceStore } from '../../lib/evidence/DynamoEvidenceStore.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
+import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
 import { type RunningLocalStack, startLocalStack } from '../../lib/local/LocalStack.js';
 import { publishIntents } from '../../lib/publish/publishIntents.js';
+import { SpendBreaker } from '../../lib/rate/SpendBreaker.js';
 import { Reconciler } from '../../lib/reconcile/Reconciler.js';
 import type { ActiveFault } from '../../lib/simulator/faults.js';
+import { DEFAULT_TEMPLATES_DIR } from '../../lib/templates/FileTemplateStore.js';
 import { createTransports } from '../../lib/transports/index.js';
+import { evidenceRecorderFor, pullEvidenceFor } from '../../lib/wiring.js';
 import { type SecretScanResult, scanForSecrets } from './secretScan.js';
 import type { SoakCrashMessage } from './soakCrashWorker.js';
 import {
+  GONE_TEMPLATE,
   LAST_RECEIVE_EDGES,
   type LastReceiveEdge,
   type PlannedIntent,
   planSoak,
   SOAK_FAULT_KINDS,
+  SOAK_GUARDED_PURPOSE,
   type SoakFaultKind,
   type SoakPlan,
 } from './soakPlan.js';
@@ -51,6 +61,13 @@ export interface SoakOptions {
   /** Share of intents whose first request meets a 429 with `longRetryAfterSeconds` (default 0). */
   longRetryRate?: number;
   longRetryAfterSeconds?: number;
+  /** Share of intents added as scheduled receipts whose template revision is removed before sendAt (default 0). */
+  templateGoneRate?: number;
+  /** Share of intents added as resets whose bounce is read before the `accepted` write (default 0). */
+  earlyBounceRate?: number;
+  /** Share of intents added as breaker-guarded SMS published `stormCopies` times each (default 0). */
+  stormRate?: number;
+  stormCopies?: number;
   /** The whole run (after start-up) must finish within this; a timeout is a violation, not a hang. */
   timeoutSeconds: number;
   stateDir?: string;
@@ -102,6 +119,38 @@ export interface SoakReport {
     };
     /** 429s with a Retry-After beyond the inline budget: sent once, and never before the Retry-After. */
     longRetryAfter: { seconds: number; planned: number; honoured: number };
+    /**
+     * Scheduled receipts whose template revision was removed before sendAt: each must end `blocked` or
+     * `stalled` with the reason (never left `scheduled`), with no provider request.
+     */
+    templateGone: { planned: number; blocked: number; stalled: number; reasons: Record<string, number> };
+    /**
+     * Resets whose permanent bounce the provider's feed gave the reconciler before the dispatcher heard
+     * `accepted` (the simulator held the answer until the bounce was read): each must end bounced with
+     * the recipient suppressed.
+     */
+    earlyBounce: {
+      planned: number;
+      /** The simulator answered only after the bounce had been read from its feed. */
+      readBeforeAnswer: number;
+      /** The bounce was recorded (evidence item) before the row's `accepted` write. */
+      recordedBeforeAccepted: number;
+      bounced: number;
+      suppressed: number;
+    };
+    /**
+     * A duplicate storm on the breaker-guarded purpose: `messages` SMS, each published `copies` times;
+     * the breaker allows exactly `messages`. Each must be accepted once and the breaker count only the
+     * real sends, never open.
+     */
+    storm: {
+      messages: number;
+      copies: number;
+      accepted: number;
+      breakerSends: number;
+      breakerState: string;
+      blockedByBreaker: number;
+    };
     unknown: number;
     quarantined: number;
     /** Rows that went through `unknown` and how they left it: a replay under the same key, a provider lookup. */
@@ -140,6 +189,51 @@ const emptyByKind = (): Record<SoakFaultKind, number> =>
 /** Rows a run may end in: final, or explicitly waiting for evidence or a human. */
 const WAITING: readonly DeliveryState[] = ['unknown', 'quarantined'];
 const settled = (state: DeliveryState) => isTerminal(state) || WAITING.includes(state);
+/** A row the run waits no longer for: settled, or `stalled` (it waits for a human; a violation if unplanned). */
+const quiet = (state: DeliveryState) => settled(state) || state === 'stalled';
+/** How far ahead of its claim a template-gone receipt is scheduled: the revision is removed meanwhile. */
+const TEMPLATE_GONE_LEAD_MS = 15_000;
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * Claims the template-gone receipts `scheduled` a few seconds ahead with a dispatcher in this process
+ * (built as the dispatch function is, from the stack's settings), so the stack's own dispatchers never
+ * load the revision; then removes the revision from the stack's templates before any sendAt. At sendAt
+ * the sweep resumes them and the stack's dispatchers cannot render them.
+ */
+const scheduleTemplateGone = async (
+  stack: RunningLocalStack,
+  plan: SoakPlan,
+  templatesDir: string,
+  violations: string[],
+): Promise<void> => {
+  if (plan.templateGone.length === 0) return;
+  const config = functionConfig('dispatch', { ...process.env, ...stack.env });
+  const dispatcher = new Dispatcher({
+    ...(await createRuntime(config)),
+    clock: systemClock,
+    workerId: 'dispatch:soak-schedule',
+    leaseMs: config.leaseSeconds * 1000,
+    logger: silent,
+  });
+  const sendAt = Date.now() + TEMPLATE_GONE_LEAD_MS;
+  for (const [n, index] of plan.templateGone.entries()) {
+    const intent = { ...plan.intents[index]!.intent, sendAt: new Date(sendAt).toISOString() };
+    const out = await dispatcher.handle(JSON.stringify(intent), {
+      messageId: `soak-tg-${n}`,
+      receiveCount: 1,
+    });
+    if (out.channels[0]?.state !== 'scheduled')
+      violations.push(
+        `template-gone receipt ${intent.eventId} was not scheduled: ${out.channels[0]?.state ?? out.disposition}`,
+      );
+  }
+  rmSync(join(templatesDir, GONE_TEMPLATE.id, GONE_TEMPLATE.revision), { recursive: true });
+  if (Date.now() >= sendAt)
+    violations.push(
+      'the template revision was removed after the receipts were due: raise TEMPLATE_GONE_LEAD_MS',
+    );
+};
 
 const queueDepth = async (sqs: SQSClient, url: string): Promise<number> => {
   const out = await sqs.send(
@@ -165,8 +259,11 @@ const scanLedger = async (stack: RunningLocalStack): Promise<DeliveryRecord[]> =
     rows.push(...((page.Items ?? []) as DeliveryRecord[]));
     start = page.LastEvaluatedKey;
   } while (start);
-  // Fallback pointers share the table but are not deliveries (no state, no history).
-  return rows.filter((r) => typeof r.state === 'string' && Array.isArray(r.history));
+  // Fallback pointers share the table but are not deliveries (no state, no history); nor are the spend
+  // breaker's items (a state and a history of their own).
+  return rows.filter(
+    (r) => typeof r.state === 'string' && Array.isArray(r.history) && (r.kind as string) !== 'breaker',
+  );
 };
 
 const startExtraWorker = async (stack: RunningLocalStack): Promise<ChildProcess> => {
@@ -282,12 +379,65 @@ const sealKeys = async (stack: RunningLocalStack): Promise<Set<string>> => {
   return keys;
 };
 
+/**
+ * With early bounces planned, a second reader of the provider's pull feed in this process, every 300 ms
+ * (the same recorder and the same durable cursor as the reconciler's; two readers are allowed, each event
+ * is recorded once): the reconciler reads the feed once per run, and a run under the soak's load can
+ * outlast the provider's held answer, so without it a bounce would seldom beat the `accepted` write.
+ */
+const readFeedOften = (stack: RunningLocalStack, plan: SoakPlan): { stop(): Promise<void> } => {
+  if (plan.earlyBounces.length === 0) return { stop: async () => undefined };
+  const config = loadConfig({ ...process.env, ...stack.env });
+  const recorder = evidenceRecorderFor(config, { clock: systemClock, logger: silent });
+  const pull = pullEvidenceFor(config, recorder, { now: () => Date.now(), logger: silent });
+  let reading = true;
+  const loop = (async () => {
+    while (reading && pull) {
+      await pull.poll().catch(() => undefined);
+      await sleep(300);
+    }
+  })();
+  return {
+    stop: async () => {
+      reading = false;
+      await loop;
+    },
+  };
+};
+
 export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
   const progress = options.progress ?? (() => undefined);
   const violations: string[] = [];
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'sendproof-soak-'));
   const bootStarted = Date.now();
-  const stack = await startLocalStack({ stateDir, emailTransport: 'simulator', progress });
+  const plan = planSoak({
+    intents: options.intents,
+    faultRate: options.faultRate,
+    duplicateRate: options.duplicateRate,
+    seed: options.seed,
+    lastReceiveRate: options.lastReceiveRate ?? 0,
+    longRetryRate: options.longRetryRate ?? 0,
+    longRetryAfterSeconds: options.longRetryAfterSeconds ?? 45,
+    templateGoneRate: options.templateGoneRate ?? 0,
+    earlyBounceRate: options.earlyBounceRate ?? 0,
+    stormRate: options.stormRate ?? 0,
+    ...(options.stormCopies !== undefined ? { stormCopies: options.stormCopies } : {}),
+    workDir: stateDir,
+    now: Date.now(),
+  });
+  // The stack renders from its own copy of the templates (one revision of it disappears mid-run) and
+  // knows the breaker-guarded purpose.
+  const templatesDir = join(stateDir, 'templates');
+  cpSync(DEFAULT_TEMPLATES_DIR, templatesDir, { recursive: true });
+  const stack = await startLocalStack({
+    stateDir,
+    emailTransport: 'simulator',
+    progress,
+    env: {
+      [ENV.templatesDir]: templatesDir,
+      ...(plan.purposes.length ? { [ENV.purposes]: JSON.stringify(plan.purposes) } : {}),
+    },
+  });
   const workers: ChildProcess[] = [];
   try {
     for (let i = 0; i < options.extraWorkers; i += 1) {
@@ -298,17 +448,6 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     const started = Date.now();
     const deadline = started + options.timeoutSeconds * 1000;
     const { state } = stack;
-    const plan = planSoak({
-      intents: options.intents,
-      faultRate: options.faultRate,
-      duplicateRate: options.duplicateRate,
-      seed: options.seed,
-      lastReceiveRate: options.lastReceiveRate ?? 0,
-      longRetryRate: options.longRetryRate ?? 0,
-      longRetryAfterSeconds: options.longRetryAfterSeconds ?? 45,
-      workDir: stateDir,
-      now: Date.now(),
-    });
     const faults: Array<{ kind: SoakFaultKind; active: ActiveFault }> = plan.faults.map((f) => ({
       kind: f.kind,
       active: stack.simulator.addFault(f.spec),
@@ -316,8 +455,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     const faultsPlanned = emptyByKind();
     for (const f of plan.faults) faultsPlanned[f.kind] += 1;
     progress(
-      `plan: ${plan.intents.length} intents, ${plan.duplicates} duplicate publishes, ${plan.faults.length} faults, ${plan.lastReceive.length} last-receive crashes (seed ${options.seed})`,
+      `plan: ${plan.intents.length} intents, ${plan.duplicates} duplicate publishes, ${plan.faults.length} faults, ${plan.lastReceive.length} last-receive crashes, ${plan.templateGone.length} template-gone receipts, ${plan.earlyBounces.length} early bounces, a storm of ${plan.storm.indexes.length} × ${plan.storm.copies} (seed ${options.seed})`,
     );
+    await scheduleTemplateGone(stack, plan, templatesDir, violations);
+    const feedReader = readFeedOften(stack, plan);
     // The last-receive crashes run while the rest is published and consumed.
     const crashed = crashLastReceives(stack, plan, violations);
 
@@ -326,6 +467,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     const bodies = plan.publishOrder.map((i) => plan.intents[i]!.intent);
     let lastLine = 0;
     const published = await publishIntents(sqs, state.queueUrl, bodies, {
+      purposes: PurposeRegistry.withOverrides(plan.purposes),
       onProgress: (done, total) => {
         if (Date.now() - lastLine > 2_000 || done === total) {
           lastLine = Date.now();
@@ -356,7 +498,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         continue;
       }
       rows = await scanLedger(stack);
-      const open = rows.filter((r) => !settled(r.state)).length;
+      const open = rows.filter((r) => !quiet(r.state)).length;
       // A notification sealed on its last receive may have no row yet: only the sweep will create it.
       const present = new Set(rows.map((r) => r.pk));
       const missing = expectedRows.filter((pk) => !present.has(pk)).length;
@@ -367,6 +509,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       if (quietPolls >= 2) break;
     }
     const settledSeconds = (Date.now() - started) / 1000;
+    await feedReader.stop();
     if (quietPolls < 2) violations.push(`not quiescent within ${options.timeoutSeconds} s`);
 
     // Reconcile until a pass changes nothing, with the same adapters the deployed reconciler would use.
@@ -382,7 +525,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       const summary = await new Reconciler({
         ledger,
         transports: createTransports(config),
-        purposes: new PurposeRegistry(),
+        purposes: PurposeRegistry.withOverrides(plan.purposes),
         clock: systemClock,
         runId: `soak-${reconcilePasses + 1}`,
       }).runAll();
@@ -412,7 +555,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         lose(p, `no row for ${missing.join(', ')}`);
         continue;
       }
-      const open = expected.map((c) => byPk.get(p.keys[c]!.pk)!).filter((r) => !settled(r.state));
+      const open = expected
+        .map((c) => byPk.get(p.keys[c]!.pk)!)
+        .filter((r) => !settled(r.state) && !(p.kind === 'receipt_template_gone' && r.state === 'stalled'));
       if (open.length) {
         lose(p, open.map((r) => `${r.channel} is ${r.state}`).join(', '));
         continue;
@@ -519,17 +664,35 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     if (sample) {
       const key = ensureLocalDigestKey(join(state.archiveDir, '..', 'keys'));
       const store = new DirStore(state.archiveDir);
-      await createDigests({ store, signer: localSigner(key.privateKeyPem, key.keyId) });
-      await exportBundle({
-        store,
-        subject: sample.pk,
-        tenant: sample.pk.split(':')[0]!,
-        from: '2000-01-01',
-        to: '2100-01-01',
-        outDir: bundleDir,
-        publicKeyPem: key.publicKeyPem,
-      });
-      const bundle = await verifyBundle(bundleDir, key.publicKeyPem);
+      // The stack still runs: a late delivery fact can add an archive object after the digest. Such an
+      // object is only not digested yet (the next digest covers it); anything else fails at once.
+      let bundle: Awaited<ReturnType<typeof verifyBundle>>;
+      for (let attempt = 1; ; attempt += 1) {
+        await createDigests({ store, signer: localSigner(key.privateKeyPem, key.keyId) });
+        rmSync(bundleDir, { recursive: true, force: true });
+        await exportBundle({
+          store,
+          subject: sample.pk,
+          tenant: sample.pk.split(':')[0]!,
+          from: '2000-01-01',
+          to: '2100-01-01',
+          outDir: bundleDir,
+          publicKeyPem: key.publicKeyPem,
+        });
+        bundle = await verifyBundle(bundleDir, key.publicKeyPem);
+        const onlyUndigested =
+          !bundle.ok &&
+          bundle.added.length > 0 &&
+          [
+            bundle.missing,
+            bundle.changed,
+            bundle.badSignatures,
+            bundle.chainBreaks,
+            bundle.bundleProblems,
+          ].every((list) => list.length === 0);
+        if (!onlyUndigested || attempt === 3) break;
+        progress(`archive objects written after the digest (${bundle.added.length}); digesting again`);
+      }
       if (!bundle.ok)
         violations.push(`export bundle of ${sample.pk} does not verify: ${JSON.stringify(bundle)}`);
     }
@@ -566,7 +729,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     );
     for (const r of strandedRows.slice(0, 20))
       violations.push(`stranded: ${r.pk} is ${r.state} with no seal and no live lease`);
-    const stalledRows = rows.filter((r) => r.state === 'stalled');
+    const goneKeys = new Set(plan.templateGone.map((i) => plan.intents[i]!.keys.email!.pk));
+    const stalledRows = rows.filter((r) => r.state === 'stalled' && !goneKeys.has(r.pk));
     for (const r of stalledRows.slice(0, 20))
       violations.push(`stalled: ${r.pk} (${r.history.at(-1)?.why ?? ''})`);
 
@@ -609,6 +773,93 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
           `long Retry-After not honoured: ${key.pk} is ${byPk.get(key.pk)?.state}, waited ${waitedMs} ms, requests ${mine.map((r) => r.outcome).join(',')}`,
         );
     }
+    // Check 9: a scheduled receipt whose template revision disappeared ends blocked or stalled, with
+    // the reason, and was never sent.
+    const templateGone = {
+      planned: plan.templateGone.length,
+      blocked: 0,
+      stalled: 0,
+      reasons: {} as Record<string, number>,
+    };
+    for (const index of plan.templateGone) {
+      const key = plan.intents[index]!.keys.email!;
+      const row = byPk.get(key.pk);
+      const why = row?.history.at(-1)?.why ?? '';
+      if ((row?.state === 'blocked' || row?.state === 'stalled') && why) {
+        templateGone[row.state] += 1;
+        templateGone.reasons[why] = (templateGone.reasons[why] ?? 0) + 1;
+      } else
+        violations.push(`template gone: ${key.pk} is ${row?.state ?? 'missing'} (${why || 'no reason'})`);
+      const sent = requests.filter((r) => r.idempotencyKey === key.hash).length;
+      if (sent > 0) violations.push(`template gone: ${key.pk} reached the provider ${sent} times`);
+    }
+
+    // Check 10: a bounce read before the `accepted` write still ends bounced, the recipient suppressed.
+    const suppressions = new DynamoSuppressionList(
+      dynamoDocumentClient({ region: state.region, endpoint: state.dynamodb }),
+      state.suppressionTable,
+    );
+    const earlyBounce = {
+      planned: plan.earlyBounces.length,
+      readBeforeAnswer: 0,
+      recordedBeforeAccepted: 0,
+      bounced: 0,
+      suppressed: 0,
+    };
+    for (const f of faults.filter((x) => x.kind === 'early_bounce'))
+      if (f.active.answeredAfterEventsRead) earlyBounce.readBeforeAnswer += 1;
+    const evidenceStore = new DynamoEvidenceStore(
+      dynamoDocumentClient({ region: state.region, endpoint: state.dynamodb }),
+      state.ledgerTable,
+    );
+    for (const index of plan.earlyBounces) {
+      const planned = plan.intents[index]!;
+      const row = byPk.get(planned.keys.email!.pk);
+      // Early: the evidence item holds the bounce recorded before the row's `accepted` entry was written.
+      const acceptedAt = row?.history.find((h) => h.s === 'accepted')?.at;
+      const { events } = await evidenceStore.eventsFor(planned.keys.email!.hash);
+      if (acceptedAt !== undefined && events.some((e) => e.f === 'bounced_permanent' && e.rec < acceptedAt))
+        earlyBounce.recordedBeforeAccepted += 1;
+      const bounced = row?.delivery?.h?.some((e) => e.f === 'bounced_permanent') ?? false;
+      const { suppressed } = await suppressions.isSuppressed(
+        planned.intent.tenant ?? 'default',
+        planned.intent.recipient.ref,
+        'email',
+      );
+      if (bounced) earlyBounce.bounced += 1;
+      if (suppressed) earlyBounce.suppressed += 1;
+      if (!bounced || !suppressed)
+        violations.push(
+          `early bounce not applied: ${planned.keys.email!.pk} is ${row?.state ?? 'missing'} (${row?.delivery?.h?.map((e) => e.f).join(',') || 'no facts'}), recipient ${suppressed ? '' : 'not '}suppressed`,
+        );
+    }
+
+    // Check 11: a duplicate storm on a breaker-guarded purpose: each message sent once, the breaker
+    // counting the real sends only and staying closed.
+    const stormKeys = plan.storm.indexes.map((i) => plan.intents[i]!.keys.sms!);
+    const accepted = stormKeys.filter(
+      (k) => byPk.get(k.pk)?.state === 'accepted' && acceptances.get(k.hash) === 1,
+    ).length;
+    const blockedByBreaker = rows.filter(
+      (r) => r.state === 'blocked' && r.history.some((h) => h.why?.startsWith('spend_breaker_open')),
+    ).length;
+    let breaker: { sends?: number; state?: string } | undefined;
+    if (stormKeys.length) {
+      const phone = plan.intents[plan.storm.indexes[0]!]!.intent.recipient.phone!;
+      breaker = await new SpendBreaker(
+        dynamoDocumentClient({ region: state.region, endpoint: state.dynamodb }),
+        state.ledgerTable,
+        { workerId: 'soak-check' },
+      ).read(SOAK_GUARDED_PURPOSE, countryLabel(countryOf(phone)));
+      if (accepted !== stormKeys.length)
+        violations.push(`storm: ${accepted} of ${stormKeys.length} messages accepted exactly once`);
+      if ((breaker?.sends ?? 0) !== stormKeys.length || breaker?.state === 'open')
+        violations.push(
+          `storm: the breaker counted ${breaker?.sends ?? 0} sends for ${stormKeys.length} real ones and is ${breaker?.state ?? 'absent'}`,
+        );
+    }
+    if (blockedByBreaker > 0) violations.push(`${blockedByBreaker} rows blocked by an open spend breaker`);
+
     const durationSeconds = (Date.now() - started) / 1000;
     const { progress: _p, ...rest } = options;
     return {
@@ -635,6 +886,16 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
           seconds: options.longRetryAfterSeconds ?? 45,
           planned: longFaults.length,
           honoured,
+        },
+        templateGone,
+        earlyBounce,
+        storm: {
+          messages: stormKeys.length,
+          copies: plan.storm.copies,
+          accepted,
+          breakerSends: breaker?.sends ?? 0,
+          breakerState: breaker?.state ?? 'absent',
+          blockedByBreaker,
         },
         unknown: waiting.filter((w) => w.state === 'unknown').length,
         quarantined: waiting.filter((w) => w.state === 'quarantined').length,

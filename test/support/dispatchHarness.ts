@@ -17,9 +17,11 @@ import { FileTemplateStore } from '../../lib/templates/FileTemplateStore.js';
 import type { Transport } from '../../lib/transports/port.js';
 import { RestTransport } from '../../lib/transports/RestTransport.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from './dynamo.js';
+import { TEST_LABEL_SECRET } from './evidenceLabels.js';
 import { TEST_SEAL_KEY } from './sealKey.js';
 
-export const CONTENT_KEY = 'test-content-hash-key-0123456789';
+/** The dispatcher's content-hash secret in tests; provider labels are sealed under keys derived from it. */
+export const CONTENT_KEY = TEST_LABEL_SECRET;
 
 /** Collects log lines so tests can assert that no secret reached a log. */
 export class CapturingLogger {

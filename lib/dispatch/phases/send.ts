@@ -1,6 +1,7 @@
 import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
+import { labelKeyOf, sealLabel } from '../../transports/labels.js';
 import type { OutboundMessage, SendResult } from '../../transports/port.js';
 import { afterProbe } from '../hold.js';
 import { type ChannelRun, done, move, providerHolds, type Step, ttlFor } from '../run.js';
@@ -52,8 +53,9 @@ const call = async (run: ChannelRun, row: DeliveryRecord): Promise<SendResult> =
     ...(rendered.content.html !== undefined ? { html: rendered.content.html } : {}),
     ...(run.attachments ? { attachments: run.attachments } : {}),
     dedupeKey: row.pk,
+    // The only identifier the provider sees: opaque, and authenticated under the deployment's secret.
+    label: sealLabel(labelKeyOf(run.ctx.contentHashKey), row.pk),
     ...(run.job.valid.expiresAtMs !== undefined ? { expiresAtMs: run.job.valid.expiresAtMs } : {}),
-    tags: { purpose: intent.purpose, tenant: intent.tenant },
     ...(providerHolds(run, run.ctx.clock.now()) ? { sendAtMs: run.job.valid.sendAtMs! } : {}),
   };
   run.handedAt = message.sendAtMs;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import { FACTS } from '../../../lib/evidence/facts.js';
 import { HOLD_REASONS, REJECTION_CAUSES } from '../../../lib/transports/port.js';
 

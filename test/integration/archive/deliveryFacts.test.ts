@@ -18,7 +18,7 @@ import {
 } from '../../../lib/simulator/ProviderSimulator.js';
 import { createHarness, type Harness, restTransports } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { type Echoed, sesTags } from '../../support/evidenceLabels.js';
+import { type Echoed, sesTags, testLabelKeys } from '../../support/evidenceLabels.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { startLocalS3 } from './localS3.js';
@@ -60,6 +60,7 @@ describe('post-acceptance facts in the archive', () => {
       intervalMs: 100,
     });
     const recorder = new EvidenceRecorder({
+      labels: testLabelKeys,
       ledger: h.ledger,
       store: new DynamoEvidenceStore(localDynamo().doc, h.table),
       suppressions: h.suppressions,

@@ -8,8 +8,10 @@ import { loadNamedQueries, type NamedQuery } from '../../../lib/archive/namedQue
 import { batchObjectKey } from '../../../lib/archive/objectKey.js';
 import { ARCHIVE_COLUMNS } from '../../../lib/archive/schema.js';
 import { DirStore } from '../../../lib/archive/store.js';
+import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { DAY1, DAY2, KEY, writeBatch, writeScenarioArchive } from '../../fixtures/archive/scenario.js';
 import { at, notificationRecords } from '../../fixtures/archive/streamRecords.js';
+import { archiveRows } from '../../support/consoleArchive.js';
 
 // Real DuckDB (@duckdb/node-api, in memory) over a fixture archive written with the archiver's own
 // transition derivation, object keys and line format. The SQL is the text in queries/, unchanged.
@@ -264,6 +266,106 @@ describe('named audit queries on DuckDB', () => {
     // Assess
     expect(rows.map((r) => r.dedupe_key)).toEqual([KEY.F, KEY.B]);
     expect(rows[1]).toMatchObject({ latest_fact: null, channel: 'sms' });
+  });
+
+  it('multiple-acceptances does not count an accepted→accepted annotation as a second acceptance; two ids or two arrivals are', async () => {
+    // Prepare: rows as the ledger writes them, archived by the archiver's own derivation (transitionsOf).
+    // An annotation is a history entry in the row's current state (cancel_too_late on an accepted row,
+    // an evidence note): an `accepted → accepted` line, one version further, with no or the same id.
+    const annotatedDir = await mkdtemp(join(tmpdir(), 'sendproof-archive-annotated-'));
+    const t = Date.parse(`${DAY1}T10:00:00.000Z`);
+    const row = (eventId: string, steps: Array<[string, string | undefined]>, providerMessageId: string) => {
+      const history = steps.map(([state, msg], i) => ({
+        s: state,
+        at: t + i * 1000,
+        by: state === 'accepted' && i > 2 ? 'evidence:ses' : 'dispatch:1',
+        why: `step-${i}`,
+        ...(msg ? { msg } : {}),
+      }));
+      return {
+        pk: `default:receipt:${eventId}:r-1:email`,
+        kind: 'delivery',
+        eventId,
+        tenant: TENANT,
+        purpose: 'receipt',
+        channel: 'email',
+        recipientRef: 'r-1',
+        state: history.at(-1)!.s,
+        version: history.length,
+        history,
+        providerMessageId,
+        transport: 'ses',
+        createdAt: t,
+        updatedAt: history.at(-1)!.at,
+        reqAt: t,
+      } as unknown as DeliveryRecord;
+    };
+    const rows = [
+      // accepted, then two annotations in state accepted (no id; the same id): one acceptance
+      row(
+        'annotated',
+        [
+          ['claimed', undefined],
+          ['dispatching', undefined],
+          ['accepted', 'ses-a1'],
+          ['accepted', undefined],
+          ['accepted', 'ses-a1'],
+        ],
+        'ses-a1',
+      ),
+      // held by the provider, settled when its send time passed, then annotated: one acceptance
+      row(
+        'handoff',
+        [
+          ['claimed', undefined],
+          ['dispatching', undefined],
+          ['provider_scheduled', 'ses-h1'],
+          ['accepted', undefined],
+          ['accepted', undefined],
+        ],
+        'ses-h1',
+      ),
+      // accepted under one id, then an accepted line under another: two acceptances
+      row(
+        'two-ids',
+        [
+          ['claimed', undefined],
+          ['dispatching', undefined],
+          ['accepted', 'ses-t1'],
+          ['accepted', 'ses-t2'],
+        ],
+        'ses-t2',
+      ),
+      // into accepted twice from a non-accepted state, the provider answering the same id: two acceptances
+      row(
+        'twice',
+        [
+          ['claimed', undefined],
+          ['dispatching', undefined],
+          ['accepted', 'ses-w1'],
+          ['dispatching', undefined],
+          ['accepted', 'ses-w1'],
+        ],
+        'ses-w1',
+      ),
+    ];
+    await archiveRows(new DirStore(annotatedDir), rows);
+    const annotatedAudit = await DuckDbAudit.open(annotatedDir);
+    try {
+      // Act
+      const { rows: found } = await annotatedAudit.runNamed(queries.get('multiple-acceptances')!, ALL);
+
+      // Assess
+      expect(
+        found.map((r) => [r.event_id, Number(r.acceptances), Number(r.distinct_message_ids), r.message_ids]),
+      ).toEqual([
+        ['twice', 2, 1, ['ses-w1', 'ses-w1']],
+        ['two-ids', 2, 2, ['ses-t1', 'ses-t2']],
+      ]);
+    } finally {
+      annotatedAudit.close();
+      await rm(annotatedDir, { recursive: true, force: true });
+    }
   });
 
   it('keeps two delivery facts of one version recorded in the same millisecond: a delivered row is not listed as undelivered', async () => {

@@ -24,9 +24,18 @@ import { MARKERS, receiptIntent } from '../../support/fixtures.js';
 // the archiver). Nothing is mocked; rows are seeded through the Ledger port into the stack's table.
 const CLI = new URL('../../../bin/sendproof.mjs', import.meta.url).pathname;
 const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = new URL('../../../test-artifacts/console/', import.meta.url).pathname;
-/** The docs' pictures are regenerated from this test: the documentation shows the console as it is. */
-const DOCS = new URL('../../../docs/', import.meta.url).pathname;
+/**
+ * Each view's screenshot goes to a temporary folder (or SENDPROOF_SCREENSHOT_DIR, kept), never into the
+ * work tree: a test run leaves git clean. The docs' pictures are regenerated from this test on purpose
+ * only: `npm run docs:pictures` runs it with SENDPROOF_DOCS_PICTURES=1, which also writes them to docs/.
+ */
+const KEEP_SHOTS = process.env.SENDPROOF_SCREENSHOT_DIR;
+const SHOTS = KEEP_SHOTS ?? mkdtempSync(join(tmpdir(), 'sendproof-console-shots-'));
+const DOCS =
+  process.env.SENDPROOF_DOCS_PICTURES === '1'
+    ? new URL('../../../docs/', import.meta.url).pathname
+    : undefined;
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** The known mix (tenant mix-co) every overview panel is checked against. */
 const MIX_TENANT = 'mix-co';
@@ -210,6 +219,7 @@ afterAll(async () => {
   await stopStack();
   rmSync(userDataDir, { recursive: true, force: true });
   rmSync(stateDir, { recursive: true, force: true });
+  if (!KEEP_SHOTS) rmSync(SHOTS, { recursive: true, force: true });
 }, 60_000);
 
 const openConsole = async (url: string, query = ''): Promise<Page> => {
@@ -246,9 +256,11 @@ const axe = async (page: Page) => {
 };
 
 const shoot = async (page: Page, name: string) => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
-  await page.screenshot({ path: join(DOCS, name), fullPage: true });
+  mkdirSync(SHOTS, { recursive: true });
+  const picture = await page.screenshot({ path: join(SHOTS, name), fullPage: true });
+  expect(picture.subarray(0, 8).equals(PNG_SIGNATURE), `${name} is a PNG`).toBe(true);
+  // The docs get the very picture the test took (npm run docs:pictures).
+  if (DOCS) writeFileSync(join(DOCS, name), picture);
 };
 
 describe('operator console in Chromium', () => {
@@ -388,6 +400,26 @@ describe('operator console in Chromium', () => {
     // Decided by a human: nothing yet; 3 rows wait (quarantined)
     expect(p.human).toMatchObject({ manualDecisions: 0, notificationsDecided: 0, duplicateAcceptances: 0 });
     expect(p.human.manualShare).toMatchObject({ value: 0, decided: 0, waiting: 3, source: 'ledger' });
+    // SLOs, as the console's wiring reads them (the SLO read model over the same archive): acceptance
+    // decided for all 8 (4 accepted in time; 3 quarantined, 1 stalled), delivery reported for the 4
+    // accepted (3 good: 2 delivered, 1 complaint), none accepted twice (as the human panel says).
+    expect(p.slo).toMatchObject({
+      source: 'archive (DuckDB over the local archive mirror): named query slo-attainment',
+      error: null,
+    });
+    const sloRow = (objectiveName: string) =>
+      p.slo.rows.find(
+        (r: Record<string, unknown>) =>
+          r.purpose === 'password-reset' && r.objectiveName === objectiveName && r.channel === undefined,
+      );
+    expect(
+      ['accepted', 'delivered', 'duplicates'].map((n) => [n, sloRow(n).good, sloRow(n).eligible]),
+    ).toEqual([
+      ['accepted', 4, 8],
+      ['delivered', 3, 4],
+      ['duplicates', 4, 4],
+    ]);
+    expect(sloRow('duplicates').eligible - sloRow('duplicates').good).toBe(p.human.duplicateAcceptances);
 
     // The page shows the same numbers, and every panel says where its figures come from
     await page.locator('[data-testid="latency"] tbody tr').first().waitFor();
@@ -414,6 +446,31 @@ describe('operator console in Chromium', () => {
     await expect(
       page.getByRole('table', { name: 'Delivery facts per day: the numbers' }).count(),
     ).resolves.toBe(1);
+    // The SLO panel: attainment and budget charts, their numbers as tables, the same figures in its table
+    await page.locator('[data-chart="slo-chart"] canvas').waitFor();
+    await page.locator('[data-chart="slo-budget-chart"] canvas').waitFor();
+    await expect(
+      page.getByRole('table', { name: 'Attainment and objective per purpose (%): the numbers' }).count(),
+    ).resolves.toBe(1);
+    await expect(
+      page.getByRole('table', { name: 'Error budget left per purpose (%): the numbers' }).count(),
+    ).resolves.toBe(1);
+    const sloShown = await page
+      .locator('[data-testid="slo"] tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    const resetShown = sloShown.filter((cells) => cells[0] === 'password-reset');
+    expect(resetShown.map((c) => [c[1], c[2], c[4], c[6]])).toEqual([
+      ['all', 'accepted', '50.00 %', '4 / 8'],
+      ['all', 'delivered', '75.00 %', '3 / 4'],
+      ['all', 'duplicates', '100.00 %', '4 / 4'],
+    ]);
+    const sloChartRows = await page
+      .locator('[data-testid="slo-chart-table"] tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(sloChartRows).toContainEqual(['password-reset · accepted', '50', '99']);
+    await expect(page.locator('[data-testid="slo-source"]').textContent()).resolves.toMatch(
+      /^Source: archive \(DuckDB over the local archive mirror\): named query slo-attainment · window: /,
+    );
     await shoot(page, 'console.png');
     await page.close();
   }, 180_000);
@@ -722,7 +779,8 @@ describe('operator console in Chromium', () => {
         v.filter((x) => x.impact === 'serious' || x.impact === 'critical'),
       ]),
     );
-    writeFileSync(join(ARTIFACTS, 'axe.json'), `${JSON.stringify(report, null, 2)}\n`);
+    mkdirSync(SHOTS, { recursive: true });
+    writeFileSync(join(SHOTS, 'axe.json'), `${JSON.stringify(report, null, 2)}\n`);
     expect(blocking).toEqual({ overview: [], attention: [], find: [], timeline: [], audit: [], narrow: [] });
     expect(widths.page).toBeLessThanOrEqual(widths.viewport);
     expect(widths.chart).toBeGreaterThan(250);

@@ -11,6 +11,7 @@ import {
 import { newToken, staticTokenAuthenticator } from '../../../lib/console/auth.js';
 import { type ConsoleDeps, createConsoleHandler } from '../../../lib/console/ConsoleApi.js';
 import { duckDbAuditQueries } from '../../../lib/console/duckDbAuditQueries.js';
+import { sloPanelReadModel } from '../../../lib/console/sloPanel.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import type { EvidenceFact } from '../../../lib/evidence/facts.js';
@@ -88,6 +89,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sendproof-overview-'));
   await archiveRows(new DirStore(dir), rows);
   clock.set(T0 + 4_800_000);
+  const audit = duckDbAuditQueries(dir);
   deps = {
     ledger,
     decisions,
@@ -97,7 +99,9 @@ beforeAll(async () => {
     search: dynamoNotificationSearch(doc, table, ledger),
     capabilities: () => undefined,
     auditLog: memoryAuditLog(),
-    audit: duckDbAuditQueries(dir),
+    audit,
+    // As lib/console/wiring.ts wires it, locally and in AWS: the SLO read model over the same archive.
+    slo: sloPanelReadModel({ audit, purposes: new PurposeRegistry(), clock }),
   };
 }, 120_000);
 
@@ -198,6 +202,59 @@ describe('the overview of a known mix', () => {
     expect(p.human.manualShare.value).toBeCloseTo(1 / 3);
     // No DLQ configured here: the panel is absent, not a zero
     expect(p.dlq).toBeNull();
+
+    // SLO attainment and budget (archive, each purpose's own 28-day window ending now). Resets: six
+    // decided acceptance — a0..a3 accepted in time, q0 and q1 quarantined first (q1's later human
+    // settle does not undo that); u0 and r0 are undecided. Delivery: four reported, three good
+    // (delivered 0.7 s, delivered 45 s, complained), one bounced. Four accepted, none twice.
+    expect(p.slo).toMatchObject({
+      source: 'archive (DuckDB over the local archive mirror): named query slo-attainment',
+      error: null,
+    });
+    const slo = (purpose: string, objectiveName: string) =>
+      p.slo.rows.filter(
+        (r: Record<string, unknown>) =>
+          r.purpose === purpose && r.objectiveName === objectiveName && r.channel === undefined,
+      );
+    const window = {
+      from: new Date(clock.now() - 28 * 86_400_000).toISOString(),
+      to: new Date(clock.now()).toISOString(),
+      days: 28,
+    };
+    const [accepted] = slo('password-reset', 'accepted');
+    expect(accepted).toEqual({
+      purpose: 'password-reset',
+      objectiveName: 'accepted',
+      objective: 0.99,
+      good: 4,
+      eligible: 6,
+      attainment: 4 / 6,
+      // budget 6 × 1 % = 0.06 messages, 2 missed: overspent
+      budgetLeft: expect.closeTo((0.06 - 2) / 0.06, 6),
+      window,
+    });
+    expect(slo('password-reset', 'delivered')).toEqual([
+      expect.objectContaining({ objective: 0.99, good: 3, eligible: 4, attainment: 3 / 4 }),
+    ]);
+    // The duplicate objective agrees with the human panel's multiple-acceptances and the ledger's accepted rows
+    const [duplicates] = slo('password-reset', 'duplicates');
+    expect(duplicates).toMatchObject({ good: 4, eligible: 4, attainment: 1, budgetLeft: 1 });
+    expect(duplicates.eligible - duplicates.good).toBe(p.human.duplicateAcceptances);
+    expect(duplicates.eligible).toBe(Number(p.latency.percentiles.rows[0].accepted));
+    // One channel measured: no per-channel rows repeating the total
+    expect(p.slo.rows.filter((r: { channel?: string }) => r.channel !== undefined)).toEqual([]);
+    // Purposes with no messages in the window say so: nothing judged, not 0 % or 100 %
+    for (const purpose of ['receipt', 'health-report'])
+      for (const r of p.slo.rows.filter((r: { purpose: string }) => r.purpose === purpose))
+        expect(r, `${purpose} ${r.objectiveName}`).toMatchObject({
+          eligible: 0,
+          good: 0,
+          attainment: null,
+          budgetLeft: null,
+        });
+    expect(new Set(p.slo.rows.map((r: { purpose: string }) => r.purpose))).toEqual(
+      new Set(['password-reset', 'receipt', 'health-report']),
+    );
   });
 
   it('per day the states add up to the same transitions', async () => {

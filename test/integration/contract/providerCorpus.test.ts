@@ -1,7 +1,7 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sesClient, smsV2Client } from '../../../lib/aws/messagingClients.js';
 import { transportHoldsReadModel } from '../../../lib/console/holdsPanel.js';
-import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
@@ -37,6 +37,7 @@ import {
   restTransports,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
+import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 import { emailMessage, keyFor, smsMessage } from '../../support/fakes/outbound.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
 import { healthReportIntent, receiptIntent, resetIntent } from '../../support/fixtures.js';
@@ -80,6 +81,7 @@ beforeAll(async () => {
   sim = await startProviderSimulator();
   h = await createHarness(sim, clock);
   recorder = new EvidenceRecorder({
+    labels: testLabelKeys,
     ledger: h.ledger,
     store: new DynamoEvidenceStore(localDynamo().doc, h.table),
     suppressions: h.suppressions,
@@ -114,44 +116,51 @@ const rowFor = async (c: MessageCase, state: 'accepted' | 'unknown'): Promise<De
   const outcome = await h.dispatcher({ transports }).handle(JSON.stringify(intent), { messageId: `m-${n}` });
   const row = (await h.ledger.get(outcome.channels[0]!.dedupeKey))!;
   expect(row.state).toBe(state);
-  return row;
+  const documentedId = c.expected.result === 'evidence' ? c.expected.providerMessageId : undefined;
+  if (state === 'unknown' || !documentedId) return row;
+  // A provider reports on the message it accepted: the accepted row holds the id the documented event
+  // names, as the send's answer would have given it (the simulator answered with an id of its own).
+  await localDynamo().doc.send(
+    new UpdateCommand({
+      TableName: h.table,
+      Key: { pk: row.pk },
+      UpdateExpression: 'SET providerMessageId = :id',
+      ExpressionAttributeValues: { ':id': documentedId },
+    }),
+  );
+  return (await h.ledger.get(row.pk))!;
 };
 
 type Json = Record<string, unknown>;
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
-/** Puts our labels where the provider documents it echoes a message's tags (key hash, row label). */
+/** Puts our label where the provider documents it echoes a message's tags (lib/transports/labels.ts). */
 const echoed = (c: MessageCase, row: DeliveryRecord | undefined): Json => {
   const payload = clone(c.payload) as Json;
   if (!row || !c.echo) return payload;
-  const label = rowLabelOf(row.pk);
-  const hash = row.idempotencyKey;
+  const label = labelOf(row);
   if (c.provider === 'ses') {
     const mail = ((payload.detail as Json | undefined)?.mail ?? payload.mail) as Json;
     mail.tags = {
       ...(mail.tags as Json),
-      'sendproof-key': [hash],
-      ...(label ? { 'sendproof-row': [label] } : {}),
+      'sendproof-key': [label],
     };
   }
   if (c.provider === 'sms-v2') {
     const event = ((payload.detail as Json | undefined) ?? payload) as Json;
     event.context = {
       ...(event.context as Json),
-      'sendproof-key': hash,
-      ...(label ? { 'sendproof-row': label } : {}),
+      'sendproof-key': label,
     };
   }
   if (c.provider === 'resend') {
     const data = payload.data as Json;
     data.tags = {
       ...(data.tags as Json),
-      'sendproof-key': hash,
-      ...(label ? { 'sendproof-row': label } : {}),
+      'sendproof-key': label,
     };
   }
-  if (c.provider === 'sendgrid')
-    Object.assign(payload, { sendproof_key: hash, ...(label ? { sendproof_row: label } : {}) });
+  if (c.provider === 'sendgrid') Object.assign(payload, { sendproof_key: label });
   return payload;
 };
 
@@ -216,8 +225,7 @@ const parse = (c: MessageCase, row?: DeliveryRecord): ParsedEvent => {
       now,
     );
   } else {
-    const query =
-      row && c.echo ? `?k=${row.idempotencyKey}${rowLabelOf(row.pk) ? `&r=${rowLabelOf(row.pk)}` : ''}` : '';
+    const query = row && c.echo ? `?k=${labelOf(row)}` : '';
     const url = `${WEBHOOK_BASE}/twilio${query}`;
     const signed = signTwilio(keys, url, payload as Record<string, string>);
     verdict = verifyWebhook(

@@ -5,7 +5,6 @@ import { UriAttachmentStore } from '../../../lib/attachments/AttachmentStore.js'
 import { dynamoDocumentClient } from '../../../lib/aws/clients.js';
 import { Dispatcher } from '../../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
-import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoGateFacts } from '../../../lib/ledger/DynamoGateFacts.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
@@ -18,6 +17,7 @@ import {
 import { FileTemplateStore } from '../../../lib/templates/FileTemplateStore.js';
 import { CapturingLogger, CONTENT_KEY, restTransports } from '../../support/dispatchHarness.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
+import { labelOf } from '../../support/evidenceLabels.js';
 import { resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { TEST_SEAL_KEY } from '../../support/sealKey.js';
@@ -92,7 +92,7 @@ describe('the protocol floor on the happy path', () => {
     // Assess
     expect(value.batchItemFailures).toEqual([]);
     expect(sim.requests().filter((r) => r.outcome === 'accepted')).toHaveLength(10);
-    // Two row writes, the protocol floor: no `ev#<hash>` pointer, since every message carries its row label.
+    // Two row writes, the protocol floor: no `ev#<hash>` pointer, since every message's label carries its row key.
     expect(totals.writeRequests).toBe(20);
     expect(totals.writeUnits).toBe(20);
     expect(totals.readRequests).toBe(1);
@@ -101,9 +101,9 @@ describe('the protocol floor on the happy path', () => {
       'acme-games:password-reset:floor-0:player-0:email',
     );
     expect(row?.history.map((e) => e.s)).toEqual(['dispatching', 'accepted']);
-    // What the provider was given to name the row in its events: the key hash and the row label.
+    // What the provider was given to name the row in its events: the sealed label, and nothing readable.
     const sent = sim.messages().find((m) => m.idempotencyKey === row?.idempotencyKey);
-    expect(sent?.body.tags).toMatchObject({ 'sendproof-row': rowLabelOf(row!.pk) });
+    expect(sent?.body.tags).toEqual({ 'sendproof-key': labelOf(row!) });
   });
 
   it('a recipient suppressed in the batch read is written once, directly as suppressed, and never sent', async () => {

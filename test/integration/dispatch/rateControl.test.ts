@@ -208,30 +208,65 @@ describe('pacing: a burst of 1,000 against a provider that answers 429 above 50 
   });
 
   it('a message without a token waits in retry_wait (paced) with no attempt spent, then sends once', async () => {
-    // Prepare: one send per second and no in-memory wait, so the second and third wait in the ledger.
+    // Prepare: one send per second and no in-memory wait, so of three at once two wait in the ledger. The
+    // pacer and the dispatcher read a manual clock (an hour ahead, on a second boundary: no slot another
+    // test reserved), so which slot each send gets depends on the clock, not on this machine's speed.
     sim.reset();
+    const clock = new ManualClock((Math.floor(Date.now() / 1000) + 3600) * 1000);
     const rate: RateSettingsInput = { transports: { rest: { perSecond: 1, slotMs: 1000 } }, maxWaitMs: 0 };
-    const worker = rateWorker(w.spec('dispatch:paced', { rate }), systemClock);
-    const bodies = emailBodies('paced', 3);
-    // Act
-    const first = await Promise.all(
-      bodies.map((b, i) => worker.dispatcher.handle(b, { messageId: `p-${i}` })),
+    const worker = rateWorker(w.spec('dispatch:paced', { rate }), clock);
+    const bodies = Array.from({ length: 3 }, (_, i) =>
+      JSON.stringify(
+        resetIntent(
+          { eventId: `paced-${i}`, recipient: { ref: `paced-${i}`, email: `paced${i}@example.com` } },
+          clock.now(),
+        ),
+      ),
     );
-    const waiting = first.filter((o) => o.disposition === 'retry_later');
-    const parkedRows = await Promise.all(waiting.map((o) => w.ledger.get(o.channels[0]!.dedupeKey)));
-    const outcomes = await drain(bodies, [worker], 3);
-    // Assess
-    expect(waiting.length).toBeGreaterThanOrEqual(2);
-    for (const row of parkedRows) {
-      expect(row).toMatchObject({ state: 'retry_wait', attempts: 0 });
+    const handle = (i: number, receiveCount: number) =>
+      worker.dispatcher.handle(bodies[i]!, { messageId: `p-${i}`, receiveCount });
+    const accepted = () => sim.requests().filter((r) => r.outcome === 'accepted');
+
+    // Act 1: all three at once, in one slot
+    const first = await Promise.all(bodies.map((_, i) => handle(i, 1)));
+    // Assess 1: one sent, two parked without an attempt, due when the next slot opens
+    const waiting = first.flatMap((o, i) => (o.disposition === 'retry_later' ? [i] : []));
+    expect(waiting).toHaveLength(2);
+    expect(accepted()).toHaveLength(1);
+    const nextSlot = clock.now() + 1000;
+    for (const i of waiting) {
+      const row = await w.ledger.get(first[i]!.channels[0]!.dedupeKey);
+      expect(row).toMatchObject({ state: 'retry_wait', attempts: 0, nextAttemptAt: nextSlot });
       expect(row?.history.at(-1)?.why).toBe('paced');
-      expect(row?.nextAttemptAt).toBeGreaterThan(Date.now() - 5_000);
     }
-    expect([...outcomes.values()].every((o) => o.channels[0]?.state === 'accepted')).toBe(true);
-    expect(sim.requests().filter((r) => r.outcome === 'accepted')).toHaveLength(3);
-    const row = await w.ledger.get(waiting[0]!.channels[0]!.dedupeKey);
-    expect(row?.attempts).toBe(1);
-  }, 30_000);
+
+    // Act 2: the queue brings both back when the next slot opens; it has room for one of them
+    clock.set(nextSlot);
+    const second = await Promise.all(waiting.map((i) => handle(i, 2)));
+    // Assess 2
+    expect(second.map((o) => o.channels[0]?.state).sort()).toEqual(['accepted', 'retry_wait']);
+    expect(accepted()).toHaveLength(2);
+    const last = waiting[second.findIndex((o) => o.disposition === 'retry_later')]!;
+    await expect(w.ledger.get(first[last]!.channels[0]!.dedupeKey)).resolves.toMatchObject({
+      state: 'retry_wait',
+      attempts: 0,
+      nextAttemptAt: nextSlot + 1000,
+    });
+
+    // Act 3: the last one in the slot after
+    clock.set(nextSlot + 1000);
+    const third = await handle(last, 3);
+    // Assess 3: each sent once, with one attempt each: waiting for a token spent none
+    expect(third.channels[0]?.state).toBe('accepted');
+    expect(new Set(accepted().map((r) => r.idempotencyKey)).size).toBe(3);
+    expect(accepted()).toHaveLength(3);
+    const rows = await Promise.all(first.map((o) => w.ledger.get(o.channels[0]!.dedupeKey)));
+    expect(rows.map((r) => [r?.state, r?.attempts])).toEqual([
+      ['accepted', 1],
+      ['accepted', 1],
+      ['accepted', 1],
+    ]);
+  });
 });
 
 describe('SMS country rules and the spend breaker', () => {

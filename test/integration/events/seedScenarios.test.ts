@@ -4,7 +4,7 @@ import type { OutcomeEvent } from '../../../lib/events/outcomeEvent.js';
 import { type RunningEventReceiver, startEventReceiver } from '../../../lib/events/receiver.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
-import { type Evidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import { type ProviderEvidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { cancelNotifications } from '../../../lib/publish/cancelNotifications.js';
 import {
@@ -20,7 +20,7 @@ import {
   sweeperFor,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { sesTags } from '../../support/evidenceLabels.js';
+import { sesTags, testLabelKeys } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { startOutcomeStream } from '../../support/outcomeStream.js';
@@ -43,7 +43,7 @@ const sesEvidence = (
   row: DeliveryRecord,
   eventType: string,
   extra: Record<string, unknown> = {},
-): Evidence => {
+): ProviderEvidence => {
   const [parsed] = parseLambdaEvent({
     version: '0',
     id: `eb-${++seq}`,
@@ -80,6 +80,7 @@ beforeAll(async () => {
     { url: receiver.url, tenant: 'clinic' },
   ]);
   recorder = new EvidenceRecorder({
+    labels: testLabelKeys,
     ledger: h.ledger,
     store: new DynamoEvidenceStore(localDynamo().doc, h.table),
     suppressions: h.suppressions,

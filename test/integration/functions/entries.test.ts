@@ -1,17 +1,22 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type {
   APIGatewayProxyEventV2WithJWTAuthorizer,
   APIGatewayProxyResultV2,
   APIGatewayProxyStructuredResultV2,
   Context,
+  DynamoDBBatchResponse,
+  DynamoDBStreamEvent,
   LambdaFunctionURLEvent,
   SQSEvent,
 } from 'aws-lambda';
 import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
+import { s3Client } from '../../../lib/aws/storageClients.js';
 import { ENV } from '../../../lib/config.js';
-import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from '../../../lib/ledger/DynamoOperatorQueries.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
@@ -28,11 +33,14 @@ import {
 } from '../../../lib/simulator/webhookSigners.js';
 import { loadCorpus } from '../../contract/providers/corpus.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
-import { sesTags } from '../../support/evidenceLabels.js';
+import { labelOf, sesTags } from '../../support/evidenceLabels.js';
 import { MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
+import { streamPoller } from '../../support/outcomeStream.js';
 
 // The Lambda entry modules themselves, imported with the environment the CDK constructs set, against
 // real servers: DynamoDB Local (global setup) and the provider simulator (a test double) over HTTP.
+/** The deployment secret the functions read (SENDPROOF_CONTENT_HASH_KEY): labels are sealed under it. */
+const ENTRIES_CONTENT_KEY = 'entries-test-content-hash-key-000';
 let sim: RunningProviderSimulator;
 let ledger: DynamoLedger;
 let queries: DynamoOperatorQueries;
@@ -46,6 +54,8 @@ let consoleApi: (
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 let sqs: SQSClient;
 let queueUrl: string;
+let sqsEndpoint: string;
+let ledgerTable: string;
 const signingKeys = generateSigningKeys();
 
 const sqsEvent = (messageId: string, body: string): SQSEvent => ({
@@ -76,12 +86,13 @@ beforeAll(async () => {
   queues = buildApp({ logger: false });
   const port = await freePort();
   await queues.listen({ port, host: '127.0.0.1' });
-  const sqsEndpoint = `http://127.0.0.1:${port}`;
+  sqsEndpoint = `http://127.0.0.1:${port}`;
   sqs = sqsClient({ region: 'us-east-1', endpoint: sqsEndpoint });
   const queue = await sqs.send(new CreateQueueCommand({ QueueName: 'entries-intake' }));
   queueUrl = queue.QueueUrl!;
   const { raw, doc, endpoint } = localDynamo();
   const table = await createLedgerTable(raw, 'entries');
+  ledgerTable = table;
   ledger = new DynamoLedger(doc, table);
   queries = new DynamoOperatorQueries(doc, table);
   Object.assign(process.env, {
@@ -93,7 +104,7 @@ beforeAll(async () => {
     [ENV.emailTransport]: 'simulator',
     [ENV.smsTransport]: 'simulator',
     [ENV.restBaseUrl]: sim.url,
-    [ENV.contentHashKey]: 'entries-test-content-hash-key-000',
+    [ENV.contentHashKey]: ENTRIES_CONTENT_KEY,
     // The sweep looks at a parked notification 1 s after it is due, and again 1 s after a resume.
     [ENV.parkGraceSeconds]: '1',
     [ENV.webhookSecrets]: JSON.stringify(signingKeys.secrets),
@@ -162,7 +173,7 @@ describe('Lambda entry points', () => {
         mail: {
           timestamp: new Date().toISOString(),
           messageId: 'ses-entry-1',
-          tags: sesTags(row),
+          tags: sesTags(row, ENTRIES_CONTENT_KEY),
         },
       },
     };
@@ -215,10 +226,7 @@ describe('Lambda entry points', () => {
       data: {
         email_id: 'resend-entry-1',
         to: [MARKERS.email],
-        tags: [
-          { name: 'sendproof-key', value: row.idempotencyKey },
-          { name: 'sendproof-row', value: rowLabelOf(row.pk)! },
-        ],
+        tags: [{ name: 'sendproof-key', value: labelOf(row, ENTRIES_CONTENT_KEY) }],
       },
     });
     // Act
@@ -293,7 +301,132 @@ describe('Lambda entry points', () => {
     expect(JSON.parse(String(response.body))).toBeTypeOf('object');
     expect(anonymous.statusCode).toBe(401);
   });
+
+  it('outcomes: the ledger stream becomes outcome events on the configured bus (PutEvents over HTTP)', async () => {
+    // Prepare: an HTTP-level fake of EventBridge's JSON 1.1 API on loopback (no emulator exists), driven
+    // by the real @aws-sdk/client-eventbridge; it accepts every entry, as PutEvents documents
+    // (https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html).
+    const bus = await jsonFake('AWSEvents.', (target, body) =>
+      target === 'PutEvents'
+        ? {
+            FailedEntryCount: 0,
+            Entries: (body.Entries as unknown[]).map((_, i) => ({ EventId: `eb-${i}` })),
+          }
+        : undefined,
+    );
+    try {
+      Object.assign(process.env, {
+        [ENV.eventBusName]: 'entries-outcomes',
+        [ENV.endpointEventBridge]: bus.endpoint,
+      });
+      const { handler: outcomes } = (await import('../../../functions/outcomes/index.js')) as unknown as {
+        handler: (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;
+      };
+      const poller = await streamPoller(ledgerTable, (event) =>
+        outcomes(event, localLambdaContext('outcomes')),
+      );
+      // Act: the table's stream so far (the tests above), as the Lambda event source would hand it over.
+      while ((await poller.pollOnce()) > 0);
+      await poller.flush();
+      // Assess
+      const entries = bus.calls.flatMap((c) => c.body.Entries as Array<Record<string, string>>);
+      expect(entries.length).toBeGreaterThan(0);
+      expect(new Set(entries.map((e) => e.EventBusName))).toEqual(new Set(['entries-outcomes']));
+      const details = entries.map((e) => JSON.parse(e.Detail!) as { eventId: string; state: string });
+      expect(details).toContainEqual(expect.objectContaining({ eventId: 'entry-ok', state: 'accepted' }));
+    } finally {
+      await bus.stop();
+    }
+  });
+
+  it('slo-audit: lists the archive’s tenants in S3 and counts each purpose’s duplicates from Athena', async () => {
+    // Prepare: the archive bucket on fauxqs with one tenant partition, and an HTTP-level fake of Athena's
+    // JSON 1.1 API whose result set (header row first, as GetQueryResults documents) has one channel row
+    // with one message accepted twice.
+    const s3 = s3Client({ region: 'us-east-1', endpoint: sqsEndpoint });
+    await s3.send(new CreateBucketCommand({ Bucket: 'entries-archive' }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: 'entries-archive',
+        Key: 'transitions/tenant=acme/dt=2026-12-01/batch-1.json.gz',
+        Body: 'x',
+      }),
+    );
+    const header = ['channel', 'accepted_messages', 'duplicate_messages'];
+    const athena = await jsonFake('AmazonAthena.', (target) => {
+      if (target === 'StartQueryExecution') return { QueryExecutionId: 'qe-1' };
+      if (target === 'GetQueryExecution')
+        return { QueryExecution: { QueryExecutionId: 'qe-1', Status: { State: 'SUCCEEDED' } } };
+      if (target === 'GetQueryResults')
+        return {
+          ResultSet: {
+            Rows: [header, ['email', '4', '1']].map((cells) => ({
+              Data: cells.map((c) => ({ VarCharValue: c })),
+            })),
+            ResultSetMetadata: {
+              ColumnInfo: header.map((name) => ({ Name: name, Label: name, Type: 'varchar' })),
+            },
+          },
+        };
+      return undefined;
+    });
+    try {
+      Object.assign(process.env, {
+        [ENV.archiveBucket]: 'entries-archive',
+        [ENV.endpointS3]: sqsEndpoint,
+        [ENV.athenaWorkGroup]: 'entries-audit',
+        [ENV.athenaDatabase]: 'entries_archive',
+        [ENV.endpointAthena]: athena.endpoint,
+      });
+      const { handler: sloAudit } = (await import('../../../functions/slo-audit/index.js')) as unknown as {
+        handler: () => Promise<{ duplicates: number }>;
+      };
+      // Act
+      const result = await sloAudit();
+      // Assess: one query per purpose for the one tenant, each in the workgroup with the tenant as a
+      // literal, and each purpose's one duplicate counted once.
+      const starts = athena.calls.filter((c) => c.target === 'StartQueryExecution');
+      expect(starts.length).toBeGreaterThan(0);
+      for (const start of starts) {
+        expect(start.body.WorkGroup).toBe('entries-audit');
+        expect(String(start.body.QueryString)).toContain("'acme'");
+      }
+      expect(result.duplicates).toBe(starts.length);
+    } finally {
+      await athena.stop();
+    }
+  });
 });
+
+/** An HTTP-level fake of an AWS JSON 1.1 API on loopback: `answer` gives the body for a target, or 400. */
+const jsonFake = async (
+  prefix: string,
+  answer: (target: string, body: Record<string, unknown>) => unknown,
+) => {
+  const calls: Array<{ target: string; body: Record<string, unknown> }> = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (c: Buffer) => chunks.push(c));
+    request.on('end', () => {
+      const target = String(request.headers['x-amz-target'] ?? '').replace(prefix, '');
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+      calls.push({ target, body });
+      const value = answer(target, body);
+      response
+        .writeHead(value === undefined ? 400 : 200, { 'content-type': 'application/x-amz-json-1.1' })
+        .end(JSON.stringify(value ?? { __type: 'InvalidRequestException', Message: `unexpected ${target}` }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+};
 
 /** Receives from the intake queue until the resume notice naming `logicalKey` arrives. */
 const noticeFor = async (logicalKey: string) => {

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClaimRecord } from '../../../lib/dispatch/claimRecord.js';
 import { contentHash } from '../../../lib/domain/content.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
-import { rowLabelOf } from '../../../lib/domain/keys.js';
+import { labelCarriesKey } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { TERMINAL_STATES, TRANSITIONS } from '../../../lib/domain/states.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
@@ -235,8 +235,8 @@ describe('DynamoLedger on DynamoDB Local', () => {
     // Assess
     const units = [claim, dispatching, accepted].map((r) => r.consumedWriteUnits);
     for (const u of units) expect(u).toBeGreaterThan(0);
-    // Three row writes and no evidence pointer: the key fits a row label, which evidence names its row by.
-    expect(rowLabelOf(row.pk)).toBeDefined();
+    // Three row writes and no evidence pointer: the key fits in its label, which evidence names its row by.
+    expect(labelCarriesKey(row.pk)).toBe(true);
     expect(units.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(3);
     expect(
       (await doc.send(new GetCommand({ TableName: table, Key: { pk: `ev#${row.idempotencyKey}` } }))).Item,
@@ -268,7 +268,7 @@ describe('DynamoLedger on DynamoDB Local', () => {
     const claimed = await ledger.claim(long);
     const gated = await ledger.claim(refused);
     // Assess
-    expect([rowLabelOf(long.pk), rowLabelOf(refused.pk)]).toEqual([undefined, undefined]);
+    expect([labelCarriesKey(long.pk), labelCarriesKey(refused.pk)]).toEqual([false, false]);
     expect(claimed.kind).toBe('claimed');
     expect(await pointerOf(long)).toMatchObject({ ref: long.pk, kind: 'evidence' });
     // A row a gate refused is never sent, so no provider event will look for it.

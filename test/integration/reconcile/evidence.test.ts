@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { rowLabelOf } from '../../../lib/domain/keys.js';
+import { labelCarriesKey } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
-import { type Evidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import { type ProviderEvidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
@@ -17,7 +17,7 @@ import {
   sweeperFor,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { type Echoed, sesTags, smsContext } from '../../support/evidenceLabels.js';
+import { type Echoed, labelOf, sesTags, smsContext, testLabelKeys } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly, reconcilerFor } from './support.js';
@@ -47,7 +47,7 @@ const sesEvent = (
       timestamp: new Date(clock.now()).toISOString(),
       messageId,
       destination: [MARKERS.email],
-      tags: { ...sesTags(key), 'sendproof-purpose': ['password-reset'] },
+      tags: { ...sesTags(key), 'sendproof-purpose': ['password-reset'] } as Record<string, string[]>,
     },
     ...extra,
   },
@@ -74,7 +74,7 @@ const smsSnsEvent = (key: Echoed, messageStatus: string, messageId: string) => (
   ],
 });
 
-const evidenceOf = (event: unknown): Evidence => {
+const evidenceOf = (event: unknown): ProviderEvidence => {
   const [parsed] = parseLambdaEvent(event);
   if (parsed?.kind !== 'evidence') throw new Error(`not evidence: ${JSON.stringify(parsed)}`);
   return parsed.evidence;
@@ -95,6 +95,7 @@ beforeAll(async () => {
   sim = await startProviderSimulator();
   h = await createHarness(sim, clock);
   recorder = new EvidenceRecorder({
+    labels: testLabelKeys,
     ledger: h.ledger,
     store: new DynamoEvidenceStore(localDynamo().doc, h.table),
     suppressions: h.suppressions,
@@ -191,8 +192,9 @@ describe('evidence recorder', () => {
     expect(noRow.kind).toBe('unmatched');
   });
 
-  it('a row label that does not decode to its hash is ignored: the event never reaches the row it names', async () => {
-    // Prepare: a real unknown row, and an event for another hash that carries this row's label
+  it("an unknown row's key and its unkeyed hash, forged on an SES event, are refused: only our sealed label speaks for a row", async () => {
+    // Prepare: a real unknown row; the event carries what the labels were before they were sealed (the
+    // SHA-256 of the guessable key, and the key as base64url), and says the message bounced
     const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
     sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
     const intent = resetIntent(
@@ -201,23 +203,26 @@ describe('evidence recorder', () => {
     );
     const first = await h.dispatcher({ transports }).handle(JSON.stringify(intent), envelope());
     const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
-    const other = 'b'.repeat(64);
-    const event = sesEvent(other, 'Send', 'ses-0006');
+    const event = sesEvent(row, 'Bounce', 'ses-0006', {
+      bounce: { bounceType: 'Permanent', bounceSubType: 'General' },
+    });
     event.detail.mail.tags = {
-      ...event.detail.mail.tags,
-      ...{ 'sendproof-row': sesTags(row)['sendproof-row']! },
+      'sendproof-purpose': ['password-reset'],
+      'sendproof-key': [row.idempotencyKey],
+      'sendproof-row': [Buffer.from(row.pk, 'utf8').toString('base64url')],
     };
     // Act
-    const evidence = evidenceOf(event);
-    const result = await recorder.record(evidence);
-    // Assess
+    const result = await recorder.record(evidenceOf(event));
+    // Assess: refused before anything is written; the row stays unknown for the reconciler
     expect(row.state).toBe('unknown');
-    expect(evidence.rowKey).toBeUndefined();
-    expect(result.kind).toBe('unmatched');
+    expect(result).toMatchObject({ kind: 'refused', reason: 'label_unauthenticated' });
     expect(await h.ledger.get(row.pk)).toMatchObject({ state: 'unknown', version: row.version });
+    expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toMatchObject({
+      suppressed: false,
+    });
   });
 
-  it('a key too long for a row label: the claim wrote the pointer, and an event with the hash alone settles the row', async () => {
+  it('a key too long for its label to carry: the claim wrote the pointer, and the label (sealing the hash) settles the row', async () => {
     // Prepare: identifiers at their limit; the provider answer is lost, so the row is unknown
     const transports = { email: pushEvidenceOnly(restTransports(sim).email), sms: restTransports(sim).sms };
     sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop', times: 1 });
@@ -229,12 +234,11 @@ describe('evidence recorder', () => {
     const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
     const sent = sim.messages().find((m) => m.idempotencyKey === row.idempotencyKey);
     // Act
-    const result = await recorder.record(evidenceOf(sesEvent(row.idempotencyKey, 'Send', 'ses-0007')));
+    const result = await recorder.record(evidenceOf(sesEvent(row, 'Send', 'ses-0007')));
     // Assess
     expect(row.state).toBe('unknown');
-    expect(rowLabelOf(row.pk)).toBeUndefined();
-    expect(sent?.body.tags).toBeDefined();
-    expect(sent?.body.tags).not.toHaveProperty('sendproof-row');
+    expect(labelCarriesKey(row.pk)).toBe(false);
+    expect(sent?.body.tags).toEqual({ 'sendproof-key': labelOf(row) });
     expect(result).toMatchObject({ kind: 'recorded', state: 'accepted', consumedReadUnits: 1 });
   });
 });

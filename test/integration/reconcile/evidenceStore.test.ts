@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
-import { type Evidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import { type ProviderEvidence, parseLambdaEvent } from '../../../lib/evidence/events.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { Reconciler } from '../../../lib/reconcile/Reconciler.js';
 import {
@@ -17,7 +17,7 @@ import {
   restTransports,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { type Echoed, sesTags, smsContext } from '../../support/evidenceLabels.js';
+import { type Echoed, sesTags, smsContext, testLabelKeys } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly, RecordingMetrics } from './support.js';
@@ -52,7 +52,7 @@ const sesEvent = (
   },
 });
 
-const evidenceOf = (event: unknown): Evidence => {
+const evidenceOf = (event: unknown): ProviderEvidence => {
   const [parsed] = parseLambdaEvent(event);
   if (parsed?.kind !== 'evidence') throw new Error(`not evidence: ${JSON.stringify(parsed)}`);
   return parsed.evidence;
@@ -84,6 +84,7 @@ beforeEach(() => {
   clock.set(Date.now());
   metrics = new RecordingMetrics();
   recorder = new EvidenceRecorder({
+    labels: testLabelKeys,
     ledger: h.ledger,
     store,
     suppressions: h.suppressions,
@@ -324,6 +325,7 @@ describe('post-acceptance evidence', () => {
     // Prepare
     const { email } = await acceptedHealthReport('fallback-off');
     const strict = new EvidenceRecorder({
+      labels: testLabelKeys,
       ledger: h.ledger,
       store,
       purposes: PurposeRegistry.withOverrides([

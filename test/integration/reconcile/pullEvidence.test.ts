@@ -10,6 +10,7 @@ import {
 import type { Transport } from '../../../lib/transports/port.js';
 import { createHarness, type Harness, restTransports } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
+import { testLabelKeys } from '../../support/evidenceLabels.js';
 import { resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from './support.js';
@@ -27,6 +28,7 @@ const pullFor = (name: string) =>
     feed: restEventFeed({ baseUrl: sim.url, limit: 3 }),
     store,
     recorder: new EvidenceRecorder({
+      labels: testLabelKeys,
       ledger: h.ledger,
       store,
       suppressions: h.suppressions,

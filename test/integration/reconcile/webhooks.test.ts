@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowLabelOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
@@ -24,6 +23,7 @@ import {
   restTransports,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
+import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { RecordingMetrics } from './support.js';
@@ -43,8 +43,15 @@ const post = async (path: string, request: SignedRequest, query = '') =>
   fetch(`${server.url}/${path}${query}`, { method: 'POST', headers: request.headers, body: request.body });
 
 let seq = 0;
-const accepted = async (channel: 'email' | 'sms'): Promise<DeliveryRecord> => {
-  const intent = resetIntent({ eventId: `wh-${channel}-${++seq}`, channels: [channel] }, clock.now());
+const accepted = async (channel: 'email' | 'sms', ref?: string): Promise<DeliveryRecord> => {
+  const intent = resetIntent(
+    {
+      eventId: `wh-${channel}-${++seq}`,
+      channels: [channel],
+      ...(ref ? { recipient: { ref, email: MARKERS.email, phone: MARKERS.phone } } : {}),
+    },
+    clock.now(),
+  );
   const out = await h.dispatcher({ transports: restTransports(sim) }).handle(JSON.stringify(intent), {
     messageId: `m-${seq}`,
   });
@@ -65,10 +72,7 @@ const resendPayload = (row: DeliveryRecord, type = 'email.delivered') => ({
   data: {
     email_id: row.providerMessageId,
     to: [MARKERS.email],
-    tags: [
-      { name: 'sendproof-key', value: row.idempotencyKey },
-      { name: 'sendproof-row', value: rowLabelOf(row.pk)! },
-    ],
+    tags: [{ name: 'sendproof-key', value: labelOf(row) }],
   },
 });
 const sendgridEvents = (row: DeliveryRecord, event = 'delivered', id = `sg-${++seq}`) => [
@@ -78,8 +82,7 @@ const sendgridEvents = (row: DeliveryRecord, event = 'delivered', id = `sg-${++s
     sg_event_id: id,
     sg_message_id: `${row.providerMessageId}.filter0001`,
     timestamp: Math.floor(clock.now() / 1000),
-    sendproof_key: row.idempotencyKey,
-    sendproof_row: rowLabelOf(row.pk)!,
+    sendproof_key: labelOf(row),
   },
 ];
 
@@ -89,11 +92,14 @@ beforeAll(async () => {
   keys = generateSigningKeys();
   store = new DynamoEvidenceStore(localDynamo().doc, h.table);
   const recorder = new EvidenceRecorder({
+    labels: testLabelKeys,
     ledger: h.ledger,
     store,
     suppressions: h.suppressions,
     purposes: new PurposeRegistry(),
     clock,
+    metrics,
+    logger,
   });
   server = await startWebhookServer({ recorder, secrets: async () => keys.secrets, logger, metrics });
 });
@@ -149,7 +155,7 @@ describe('signed push evidence', () => {
   it('Twilio: a valid status callback is recorded once even when replayed; a forged or unsigned one gets 401', async () => {
     // Prepare
     const row = await accepted('sms');
-    const url = `${server.url}/twilio?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`;
+    const url = `${server.url}/twilio?k=${labelOf(row)}`;
     const params = {
       MessageSid: row.providerMessageId!,
       MessageStatus: 'delivered',
@@ -170,13 +176,13 @@ describe('signed push evidence', () => {
     const unsigned = await post(
       'twilio',
       { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: valid.body },
-      `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`,
+      `?k=${labelOf(row)}`,
     );
-    const tampered = await post('twilio', forged, `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`);
-    const wrongKey = await post('twilio', otherKey, `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`);
+    const tampered = await post('twilio', forged, `?k=${labelOf(row)}`);
+    const wrongKey = await post('twilio', otherKey, `?k=${labelOf(row)}`);
     const between = await snapshot(row);
-    const first = await post('twilio', valid, `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`);
-    const replay = await post('twilio', valid, `?k=${row.idempotencyKey}&r=${rowLabelOf(row.pk)}`);
+    const first = await post('twilio', valid, `?k=${labelOf(row)}`);
+    const replay = await post('twilio', valid, `?k=${labelOf(row)}`);
     // Assess
     expect([unsigned.status, tampered.status, wrongKey.status]).toEqual([401, 401, 401]);
     expect(between).toBe(before);
@@ -223,6 +229,58 @@ describe('signed push evidence', () => {
     expect((await h.ledger.get(row.pk))?.delivery?.status).toBe('bounced_permanent');
     expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toMatchObject({
       suppressed: true,
+    });
+  });
+
+  it('a genuinely signed SendGrid bounce carrying our unkeyed key hash and row key is refused, counted and never applied', async () => {
+    // Prepare: anyone with a send-only key on the account (or a second deployment on it) can send to a
+    // bouncing address with these custom args: the hash is SHA-256 of a guessable key, the row key its
+    // base64url (the labels before they were sealed). SendGrid signs the bounce it produces.
+    const row = await accepted('email', 'u-forged-hash');
+    const [event] = sendgridEvents(row, 'bounce');
+    const forged = signSendGrid(keys, [
+      {
+        ...event,
+        sg_message_id: 'attacker-message.filter0001',
+        sendproof_key: row.idempotencyKey,
+        sendproof_row: Buffer.from(row.pk, 'utf8').toString('base64url'),
+      },
+    ]);
+    const before = await snapshot(row);
+    // Act
+    const response = await post('sendgrid', forged);
+    // Assess: verified (the signature is SendGrid's), then refused, visibly, with nothing written
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ results: ['refused'] });
+    expect(await snapshot(row)).toBe(before);
+    expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toMatchObject({
+      suppressed: false,
+    });
+    expect(metrics.counts.filter((c) => c.name === 'EvidenceRefused').at(-1)?.dimensions).toEqual({
+      source: 'sendgrid',
+      reason: 'label_unauthenticated',
+    });
+    expect(logger.lines.join('\n')).toContain('evidence refused');
+  });
+
+  it("a signed bounce with the row's authentic label but another message id is refused: the row speaks only for its own message", async () => {
+    // Prepare: the label was seen on another event (every deployment on the account receives them all)
+    // and replayed on a message sent to a bouncing address
+    const row = await accepted('email', 'u-replayed-label');
+    const [event] = sendgridEvents(row, 'bounce');
+    const replayed = signSendGrid(keys, [{ ...event, sg_message_id: 'someone-elses.filter0001' }]);
+    // Act
+    const response = await post('sendgrid', replayed);
+    // Assess
+    expect(await response.json()).toEqual({ results: ['refused'] });
+    expect(await h.ledger.get(row.pk)).toMatchObject({ state: 'accepted', version: row.version });
+    expect((await h.ledger.get(row.pk))?.delivery).toBeUndefined();
+    expect(await h.suppressions.isSuppressed(row.tenant, row.recipientRef, 'email')).toMatchObject({
+      suppressed: false,
+    });
+    expect(metrics.counts.filter((c) => c.name === 'EvidenceRefused').at(-1)?.dimensions).toEqual({
+      source: 'sendgrid',
+      reason: 'message_id_mismatch',
     });
   });
 

@@ -17,7 +17,7 @@ import { SLO_METRIC, sloMetricSets } from '../../../lib/slo/metrics.js';
 import { createSloReadModel, type PurposeAttainment } from '../../../lib/slo/readModel.js';
 import { createHarness, type Harness, restTransports } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { sesTags } from '../../support/evidenceLabels.js';
+import { sesTags, testLabelKeys } from '../../support/evidenceLabels.js';
 import { MARKERS, receiptIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { startArchiveStream, startOutcomeStream } from '../../support/outcomeStream.js';
@@ -124,6 +124,7 @@ beforeAll(async () => {
   archive = await startArchiveStream(h.table, s3.s3, 'slo-archive');
   stream = await startOutcomeStream(h.table);
   recorder = new EvidenceRecorder({
+    labels: testLabelKeys,
     ledger: h.ledger,
     store: new DynamoEvidenceStore(localDynamo().doc, h.table),
     purposes,

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../lib/domain/errors.js';
@@ -6,7 +7,7 @@ import {
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
 import { classifyExchangeFailure } from '../../../lib/transports/classify.js';
-import { exchange } from '../../../lib/transports/HttpExchange.js';
+import { exchange, KEEP_ALIVE_IDLE_MS } from '../../../lib/transports/HttpExchange.js';
 import { RestTransport } from '../../../lib/transports/RestTransport.js';
 import { errorToken } from '../../../lib/transports/wire.js';
 import { emailMessage } from '../../support/fakes/outbound.js';
@@ -72,5 +73,35 @@ describe('transport hardening', () => {
     expect(errorToken('invalid recipient bob@example.com', 422)).toBe('http_422');
     expect(errorToken({ nested: 'x' }, 500)).toBe('http_500');
     expect(errorToken('x'.repeat(65), 400)).toBe('http_400');
+  });
+});
+
+describe('connection reuse (issue 27: HTTP keep-alive)', () => {
+  it('back-to-back requests share one connection; one idle past KEEP_ALIVE_IDLE_MS is never reused', async () => {
+    // Prepare: a plain HTTP server that counts the connections it accepts (default keep-alive 5 s)
+    const connections: Socket[] = [];
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+    server.on('connection', (socket: Socket) => connections.push(socket));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1/ping`;
+    try {
+      // Act
+      for (let i = 0; i < 3; i++)
+        expect(await exchange({ method: 'GET', url })).toMatchObject({ status: 200 });
+      const afterBurst = connections.length;
+      await new Promise((r) => setTimeout(r, KEEP_ALIVE_IDLE_MS + 300));
+      const idleClosed = connections[0]!.destroyed || connections[0]!.readableEnded;
+      expect(await exchange({ method: 'GET', url })).toMatchObject({ status: 200 });
+      // Assess
+      expect(afterBurst).toBe(1);
+      expect(idleClosed).toBe(true);
+      expect(connections.length).toBe(2);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });

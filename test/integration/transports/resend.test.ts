@@ -56,11 +56,8 @@ describe('ResendTransport against a Resend API fake', () => {
       subject: 'Your receipt',
       text: 'Thanks for your order.',
     });
-    expect(body.tags).toContainEqual({ name: 'sendproof-key', value: key });
-    expect(body.tags).toContainEqual({
-      name: 'sendproof-row',
-      value: Buffer.from(message.dedupeKey).toString('base64url'),
-    });
+    // The sealed label only (lib/transports/labels.ts): no tenant, purpose or readable key.
+    expect(body.tags).toEqual([{ name: 'sendproof-key', value: message.label }]);
     expect(body.attachments).toEqual([
       { filename: 'r.pdf', content: 'AQID', content_type: 'application/pdf' },
     ]);

@@ -71,7 +71,7 @@ describe('SendGridTransport against a SendGrid v3 Mail Send fake', () => {
         { filename: 'r.pdf', type: 'application/pdf', content: 'AQID', disposition: 'attachment' },
       ],
     });
-    expect((body.custom_args as Record<string, string>).sendproof_key).toBe(key);
+    expect(body.custom_args).toEqual({ sendproof_key: message.label });
   });
 
   it('classifies the documented status codes: 4xx refused, 429 retryable with its reset, 5xx ambiguous', async () => {

@@ -71,7 +71,7 @@ describe('SesTransport against aws-ses-v2-local (real SES v2 emulator)', () => {
     expect(Buffer.from(email!.attachments[0]!.content, 'base64')).toEqual(Buffer.from(pdf));
   });
 
-  it('carries the idempotency key and purpose in EmailTags and sets the configuration set', async () => {
+  it('carries the sealed label, and nothing readable, in EmailTags and sets the configuration set', async () => {
     // Prepare
     const transport = sesTransport(recorder.url, { configurationSetName: 'sendproof-events' });
     const message = emailMessage();
@@ -86,13 +86,9 @@ describe('SesTransport against aws-ses-v2-local (real SES v2 emulator)', () => {
       EmailTags: Array<{ Name: string; Value: string }>;
       ConfigurationSetName: string;
     };
-    expect(wire.EmailTags).toContainEqual({ Name: 'sendproof-key', Value: key });
-    expect(wire.EmailTags).toContainEqual({
-      Name: 'sendproof-row',
-      Value: Buffer.from(message.dedupeKey).toString('base64url'),
-    });
-    expect(wire.EmailTags).toContainEqual({ Name: 'sendproof-purpose', Value: 'receipt' });
-    expect(wire.EmailTags.every((t) => /^[A-Za-z0-9_.@-]{1,256}$/.test(t.Value))).toBe(true);
+    // The sealed label only, in SES's tag alphabet (API_MessageTag: [A-Za-z0-9_-], at most 256).
+    expect(wire.EmailTags).toEqual([{ Name: 'sendproof-key', Value: message.label }]);
+    expect(wire.EmailTags.every((t) => /^[A-Za-z0-9_-]{1,256}$/.test(t.Value))).toBe(true);
     expect(wire.ConfigurationSetName).toBe('sendproof-events');
     // The emulator accepted exactly that request.
     expect(

@@ -63,13 +63,8 @@ describe('SmsV2Transport against an AWS JSON 1.0 End User Messaging SMS fake', (
     expect(result).toEqual({ kind: 'accepted', providerMessageId: expect.any(String) });
     expect(fake.requests.at(-1)?.headers['x-amz-target']).toBe('PinpointSMSVoiceV2.SendTextMessage');
     const wire = lastWire();
-    expect(wire.Context).toEqual({
-      'sendproof-key': key,
-      // The row label: the readable key as base64url, so SMS events name their ledger row.
-      'sendproof-row': Buffer.from(message.dedupeKey).toString('base64url'),
-      'sendproof-purpose': 'password-reset',
-      'sendproof-tenant': 'default',
-    });
+    // The sealed label only: SMS events name their row by it, and the Context shows nothing readable.
+    expect(wire.Context).toEqual({ 'sendproof-key': message.label });
     expect(wire.TimeToLive).toBe(900);
     expect(wire.MessageType).toBe('TRANSACTIONAL');
     expect(wire.DestinationPhoneNumber).toBe('+15555550123');

@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { hashKey } from '../../../lib/domain/keys.js';
 import type { OutboundMessage } from '../../../lib/transports/port.js';
+import { labelOf } from '../evidenceLabels.js';
 
 /** A 64-hex idempotency key, as the dispatcher derives it from a readable dedupe key. */
 export const keyFor = (readable: string): string => hashKey(readable);
@@ -12,7 +13,7 @@ export const emailMessage = (overrides: Partial<OutboundMessage> = {}): Outbound
   text: 'Thanks for your order.',
   html: '<p>Thanks for your order.</p>',
   dedupeKey: 'default:receipt:order-1:user-1:email:rev=3',
-  tags: { purpose: 'receipt', tenant: 'default' },
+  label: labelOf('default:receipt:order-1:user-1:email:rev=3'),
   ...overrides,
 });
 
@@ -21,7 +22,7 @@ export const smsMessage = (overrides: Partial<OutboundMessage> = {}): OutboundMe
   to: '+15555550123',
   text: 'Your code is 123456',
   dedupeKey: 'default:password-reset:challenge-1:user-1:sms',
-  tags: { purpose: 'password-reset', tenant: 'default' },
+  label: labelOf('default:password-reset:challenge-1:user-1:sms'),
   ...overrides,
 });
 

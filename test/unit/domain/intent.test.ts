@@ -83,6 +83,35 @@ describe('intent boundary', () => {
       expect(parseIntent(JSON.stringify(healthReportIntent({ delivery })), deps).ok).toBe(true);
   });
 
+  it('refuses an address in any key component: tenant, purpose, event id, ref or resend decision', () => {
+    // Prepare: each of these would land in the partition key, every log line's dedupeKey and the archive
+    const now = clock.now();
+    const base = resetIntent({}, now);
+    const cases = {
+      eventId: resetIntent({ eventId: 'jane.doe@example.com' }, now),
+      tenant: resetIntent({ tenant: 'jane+clinic@example.com' }, now),
+      purpose: { ...base, purpose: 'password-reset+jane@example.com' },
+      'recipient.ref': resetIntent({ recipient: { ref: '+15555550123' } }, now),
+      'resendOf.decisionId': {
+        ...base,
+        resendOf: { dedupeKey: 'default:password-reset:e:u:email', decisionId: 'ops@example.com' },
+      },
+    };
+    // Act and assess: a structured error naming the field, and not echoing the value
+    for (const [field, intent] of Object.entries(cases)) {
+      const result = parseIntent(JSON.stringify(intent), deps);
+      expect(result.ok, field).toBe(false);
+      if (result.ok) continue;
+      expect(result.error.issues.map((i) => i.field)).toContain(field);
+      expect(JSON.stringify(result.error.issues)).not.toContain('example.com');
+      expect(result.error.issues.find((i) => i.field === field)?.message).toContain('no @ or +');
+    }
+    // A dotted id that is not an address is still a good key component.
+    expect(parseIntent(JSON.stringify(resetIntent({ eventId: 'jane.doe.reset-1' }, now)), deps).ok).toBe(
+      true,
+    );
+  });
+
   it('refuses a recipient ref that is the address itself, since the ref is stored and archived', () => {
     const now = clock.now();
     expect(

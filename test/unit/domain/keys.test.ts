@@ -5,11 +5,12 @@ import {
   deriveDedupeKey,
   hashKey,
   identityOf,
+  LABEL_KEY_MAX_BYTES,
+  labelCarriesKey,
   parseDedupeKey,
-  rowKeyOfLabel,
-  rowLabelOf,
 } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { labelKeyOf, openLabel, sealLabel } from '../../../lib/transports/labels.js';
 import { receiptIntent, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 
@@ -94,22 +95,34 @@ describe('content hash', () => {
 });
 
 describe('row label', () => {
-  it("round-trips a readable key through the providers' tag alphabet, and only with its own hash", () => {
+  it("seals a readable key into the providers' tag alphabet, and opens it only under the same secret", () => {
     // Prepare
-    const readable = 'acme-games:receipt:pay_84721:player+7@x.y:email:rev=3.1';
+    const readable = 'acme-games:receipt:pay_84721:player-7:email:rev=3.1';
+    const ours = labelKeyOf('deployment-a-secret-0123456789');
+    const theirs = labelKeyOf('deployment-b-secret-0123456789');
     // Act
-    const label = rowLabelOf(readable);
+    const label = sealLabel(ours, readable);
     // Assess
     expect(label).toMatch(/^[A-Za-z0-9_-]{1,256}$/);
-    expect(rowKeyOfLabel(label, hashKey(readable))).toBe(readable);
-    expect(rowKeyOfLabel(label, hashKey(`${readable}x`))).toBeUndefined();
-    expect(rowKeyOfLabel('not base64url!', hashKey(readable))).toBeUndefined();
-    expect(rowKeyOfLabel(undefined, hashKey(readable))).toBeUndefined();
+    expect(label).not.toContain(Buffer.from('acme-games').toString('base64url').slice(0, 8));
+    expect(sealLabel(ours, readable)).toBe(label);
+    expect(openLabel(ours, label)).toEqual({ idempotencyKey: hashKey(readable), rowKey: readable });
+    expect(openLabel(theirs, label)).toBeUndefined();
+    expect(openLabel(ours, hashKey(readable))).toBeUndefined();
+    expect(openLabel(ours, `${label.slice(0, -2)}${label.endsWith('A') ? 'B' : 'A'}A`)).toBeUndefined();
   });
 
-  it('is absent for a key longer than 192 bytes, which no 256-character label can carry', () => {
-    // Act and assess
-    expect(rowLabelOf('k'.repeat(192))).toHaveLength(256);
-    expect(rowLabelOf('k'.repeat(193))).toBeUndefined();
+  it('carries keys up to 175 bytes; a longer key is labelled by its hash and needs the pointer', () => {
+    // Prepare
+    const key = labelKeyOf('deployment-a-secret-0123456789');
+    // Act
+    const longest = sealLabel(key, 'k'.repeat(LABEL_KEY_MAX_BYTES));
+    const longer = sealLabel(key, 'k'.repeat(LABEL_KEY_MAX_BYTES + 1));
+    // Assess
+    expect(longest).toHaveLength(256);
+    expect(labelCarriesKey('k'.repeat(LABEL_KEY_MAX_BYTES))).toBe(true);
+    expect(labelCarriesKey('k'.repeat(LABEL_KEY_MAX_BYTES + 1))).toBe(false);
+    expect(openLabel(key, longer)).toEqual({ idempotencyKey: hashKey('k'.repeat(LABEL_KEY_MAX_BYTES + 1)) });
+    expect(longer.length).toBeLessThan(100);
   });
 });

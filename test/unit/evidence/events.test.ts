@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { hashKey, rowLabelOf } from '../../../lib/domain/keys.js';
 import { parseLambdaEvent, parseSesEvent, parseSmsEvent } from '../../../lib/evidence/events.js';
 import { parseRestEvent } from '../../../lib/evidence/PullEvidence.js';
 import { parseResendEvent, parseSendGridEvent, parseTwilioCallback } from '../../../lib/evidence/webhooks.js';
+import { labelKeyOf, sealLabel } from '../../../lib/transports/labels.js';
 
+/** Parsing only checks a label's shape; the recorder opens it (lib/evidence/labelAuth.ts). */
 const KEY = 'a'.repeat(64);
 
 describe('provider events as evidence', () => {
@@ -26,7 +27,7 @@ describe('provider events as evidence', () => {
         evidence: {
           source: 'ses',
           evidenceId: 'ses:m-1:Bounce',
-          idempotencyKey: KEY,
+          label: KEY,
           fact: 'bounced_permanent',
           outcome: 'rejected',
           providerMessageId: 'm-1',
@@ -72,7 +73,7 @@ describe('provider events as evidence', () => {
     });
   });
 
-  it('an SNS record whose message is not JSON, or carries a key of the wrong shape, is ignored', () => {
+  it('an SNS record whose message is not JSON, or carries a label of the wrong shape, is ignored', () => {
     // Act
     const parsed = parseLambdaEvent({
       Records: [
@@ -82,7 +83,7 @@ describe('provider events as evidence', () => {
             Message: JSON.stringify({
               messageId: 'x',
               messageStatus: 'DELIVERED',
-              context: { 'sendproof-key': 'short' },
+              context: { 'sendproof-key': 'not a label!' },
             }),
           },
         },
@@ -95,56 +96,46 @@ describe('provider events as evidence', () => {
     ]);
   });
 
-  it('every provider event that echoes our row label names its row; without the label it names none', () => {
-    // Prepare
-    const row = 'acme-games:password-reset:evt-1:player-1:email';
-    const key = hashKey(row);
-    const label = rowLabelOf(row)!;
+  it('every provider event hands its label on as it came, to be opened by the recorder; without one it is not ours', () => {
+    // Prepare: the label the dispatcher sends (opaque: no tenant, purpose, event or recipient in it)
+    const label = sealLabel(
+      labelKeyOf('test-secret-0123456789'),
+      'acme-games:password-reset:evt-1:player-1:email',
+    );
     // Act
     const parsed = [
-      parseSesEvent({
-        eventType: 'Send',
-        mail: { messageId: 'm', tags: { 'sendproof-key': [key], 'sendproof-row': [label] } },
-      }),
-      parseSmsEvent({
-        messageId: 'm',
-        messageStatus: 'DELIVERED',
-        context: { 'sendproof-key': key, 'sendproof-row': label },
-      }),
+      parseSesEvent({ eventType: 'Send', mail: { messageId: 'm', tags: { 'sendproof-key': [label] } } }),
+      parseSmsEvent({ messageId: 'm', messageStatus: 'DELIVERED', context: { 'sendproof-key': label } }),
       parseResendEvent({
         type: 'email.delivered',
-        data: {
-          email_id: 'm',
-          tags: [
-            { name: 'sendproof-key', value: key },
-            { name: 'sendproof-row', value: label },
-          ],
-        },
+        data: { email_id: 'm', tags: [{ name: 'sendproof-key', value: label }] },
       }),
       parseTwilioCallback(
         { MessageSid: 'SM1', MessageStatus: 'delivered' },
-        `https://x.test/twilio?k=${key}&r=${label}`,
+        `https://x.test/twilio?k=${label}`,
       ),
-      parseSendGridEvent({ event: 'delivered', sg_event_id: 'e1', sendproof_key: key, sendproof_row: label }),
+      parseSendGridEvent({ event: 'delivered', sg_event_id: 'e1', sendproof_key: label }),
       parseRestEvent({
         id: 'e1',
         type: 'delivered',
         messageId: 'm',
-        idempotencyKey: key,
         channel: 'email',
-        tags: { 'sendproof-row': label },
+        tags: { 'sendproof-key': label },
       }),
-      parseSesEvent({ eventType: 'Send', mail: { messageId: 'm', tags: { 'sendproof-key': [key] } } }),
+      parseSesEvent({
+        eventType: 'Send',
+        mail: { messageId: 'm', tags: { 'sendproof-purpose': ['receipt'] } },
+      }),
     ];
     // Assess
-    expect(parsed.map((p) => (p.kind === 'evidence' ? (p.evidence.rowKey ?? 'none') : p.reason))).toEqual([
-      row,
-      row,
-      row,
-      row,
-      row,
-      row,
-      'none',
+    expect(parsed.map((p) => (p.kind === 'evidence' ? p.evidence.label : p.reason))).toEqual([
+      label,
+      label,
+      label,
+      label,
+      label,
+      label,
+      'no_sendproof_key',
     ]);
   });
 });

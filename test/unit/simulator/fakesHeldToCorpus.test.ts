@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashKey, rowLabelOf } from '../../../lib/domain/keys.js';
+import { hashKey } from '../../../lib/domain/keys.js';
 import { type ParsedEvent, parseLambdaEvent } from '../../../lib/evidence/events.js';
 import { parseResendEvent, parseSendGridEvent, parseTwilioCallback } from '../../../lib/evidence/webhooks.js';
 import { type SentMail, sesEvent } from '../../../lib/local/SesEventEmitter.js';
@@ -9,6 +9,7 @@ import {
   sendGridWebhookEvent,
   twilioCallbackParams,
 } from '../../../lib/simulator/webhookPayloads.js';
+import { labelKeyOf, sealLabel } from '../../../lib/transports/labels.js';
 import { type CorpusCase, loadCorpus } from '../../contract/providers/corpus.js';
 
 /**
@@ -67,7 +68,8 @@ const none = { missing: [], extra: [], mistyped: [] };
 
 const ROW = 'clinic:health-report:report-42:patient-9:email';
 const KEY = hashKey(ROW);
-const LABEL = rowLabelOf(ROW)!;
+/** The label the dispatcher sends (lib/transports/labels.ts): the only thing the events carry back. */
+const LABEL = sealLabel(labelKeyOf('test-secret-0123456789'), ROW);
 
 /** What the real parser makes of it, without the ids and times that differ between any two events. */
 const reading = (parsed: ParsedEvent) =>
@@ -81,17 +83,14 @@ describe('the local SES event emitter emits what SES documents', () => {
     from: 'receipts@sendproof.test',
     to: ['recipient@example.com'],
     subject: 'Your receipt',
-    tags: [
-      { Name: 'sendproof-key', Value: KEY },
-      { Name: 'sendproof-row', Value: LABEL },
-    ],
+    tags: [{ Name: 'sendproof-key', Value: LABEL }],
     configurationSet: 'sendproof-events',
     sentAt: Date.parse('2026-12-02T10:00:00Z'),
   };
   const at = mail.sentAt + 1500;
   const withOurTags = (payload: Record<string, unknown>) => {
     const copy = structuredClone(payload) as { mail: { tags: Record<string, string[]> } };
-    copy.mail.tags = { ...copy.mail.tags, 'sendproof-key': [KEY], 'sendproof-row': [LABEL] };
+    copy.mail.tags = { ...copy.mail.tags, 'sendproof-key': [LABEL] };
     return copy;
   };
   const cases = [
@@ -143,7 +142,7 @@ describe('the provider simulator pushes webhooks shaped as Resend, SendGrid and 
     channel,
     at: '2026-12-02T10:00:01.500Z',
     ...(bounceType ? { bounceType } : {}),
-    tags: { 'sendproof-row': LABEL },
+    tags: { 'sendproof-key': LABEL },
   });
 
   const resend = [
@@ -157,7 +156,7 @@ describe('the provider simulator pushes webhooks shaped as Resend, SendGrid and 
       // Act
       const fake = resendWebhookPayload(event(type, 'email', type === 'bounced' ? 'Permanent' : undefined))!;
       const docPayload = structuredClone(documented(doc)) as { data: { tags: Record<string, string> } };
-      docPayload.data.tags = { ...docPayload.data.tags, 'sendproof-key': KEY };
+      docPayload.data.tags = { ...docPayload.data.tags, 'sendproof-key': LABEL };
 
       // Assess: broadcast_id and template_id are "if applicable"
       expect(differences(fake, docPayload, ['data.broadcast_id', 'data.template_id'])).toEqual(none);
@@ -175,7 +174,7 @@ describe('the provider simulator pushes webhooks shaped as Resend, SendGrid and 
     it(`SendGrid ${type}: the fields and types of ${doc}, read the same`, () => {
       // Act
       const fake = sendGridWebhookEvent(event(type, 'email', type === 'bounced' ? 'Permanent' : undefined))!;
-      const docEvent = { ...documented(doc), sendproof_key: KEY };
+      const docEvent = { ...documented(doc), sendproof_key: LABEL };
 
       // Assess: category (only when the send sets one) and pool (only with an IP pool) may be absent;
       // the custom args (sendproof_*) are ours, at the top level as the docs place them
@@ -200,7 +199,7 @@ describe('the provider simulator pushes webhooks shaped as Resend, SendGrid and 
       // Act
       const fake = twilioCallbackParams(event(type, 'sms'))!;
       const docParams = documented(doc) as Record<string, string>;
-      const url = `https://evidence.example/twilio?k=${KEY}&r=${LABEL}`;
+      const url = `https://evidence.example/twilio?k=${LABEL}`;
 
       // Assess
       expect(differences(fake, docParams)).toEqual(none);

@@ -58,13 +58,15 @@ export const chartFigure = ({
   stacked = false,
   yLabel,
   xLabel,
+  total = true,
 }) => {
   const holder = el('div', { class: 'chart', 'aria-hidden': 'true', 'data-chart': id });
   const numbers = table(
     [
       { label: xLabel ?? '', key: 'x' },
       ...series.map((s) => ({ label: s.name, key: s.name, num: true })),
-      ...(series.length > 1 ? [{ label: 'total', key: 'total', num: true }] : []),
+      // A total of unlike series (attainment and objective) means nothing: `total: false` leaves it out.
+      ...(series.length > 1 && total ? [{ label: 'total', key: 'total', num: true }] : []),
     ],
     tableRows({ xs, series }),
     {
@@ -110,7 +112,10 @@ const draw = (holder, { xs, series, kind, stacked, yLabel }) => {
   const uPlot = window.uPlot;
   const drawn = stacked ? cumulative(series).reverse() : series;
   const names = stacked ? [...series].reverse().map((s) => s.name) : series.map((s) => s.name);
-  const max = Math.max(1, ...drawn.flatMap((s) => s.values));
+  const values = drawn.flatMap((s) => s.values).filter((v) => v !== null);
+  const max = Math.max(1, ...values);
+  // Below 0 only when a value is (an overspent error budget).
+  const min = Math.min(0, ...values);
   const every = Math.max(1, Math.ceil(xs.length / Math.max(2, Math.floor(holder.clientWidth / 70))));
   const height = 220;
   const opts = {
@@ -118,7 +123,7 @@ const draw = (holder, { xs, series, kind, stacked, yLabel }) => {
     height,
     scales: {
       x: { time: false, range: () => [-0.5, xs.length - 0.5] },
-      y: { range: () => [0, Math.ceil(max * 1.1)] },
+      y: { range: () => [min < 0 ? Math.floor(min * 1.1) : 0, Math.ceil(max * 1.1)] },
     },
     axes: [
       {

