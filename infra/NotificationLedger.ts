@@ -12,7 +12,7 @@ import * as smsvoice from 'aws-cdk-lib/aws-smsvoice';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { loadNamedQueries, type NamedQuery } from '../lib/archive/namedQueries.js';
-import { ENV } from '../lib/config.js';
+import { ENV, ProviderCircuitSchema, type ProviderCircuitSettings } from '../lib/config.js';
 import { type PurposePolicy, PurposeRegistry } from '../lib/domain/purposes.js';
 import { ATTENTION_SHARDS } from '../lib/ledger/attentionIndex.js';
 import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
@@ -40,6 +40,11 @@ export type SmsTransportName = 'sms-v2' | 'twilio' | 'rest' | 'simulator';
 
 export interface EmailChannelProps {
   transport: EmailTransportName;
+  /**
+   * Providers to fail over to, in order, after `transport` (e.g. `['sendgrid']` behind `ses`). A row moves
+   * to the next one only when the first provably did not take it (docs/transports.md, "Failover").
+   */
+  failover?: readonly EmailTransportName[];
   /** The From address. For SES it must belong to `sesIdentity`. */
   fromAddress: string;
   /** SES only: the verified identity (domain or address) the dispatcher may send as. */
@@ -53,6 +58,8 @@ export interface EmailChannelProps {
 
 export interface SmsChannelProps {
   transport: SmsTransportName;
+  /** Providers to fail over to, in order, after `transport` (e.g. `['twilio']` behind `sms-v2`). */
+  failover?: readonly SmsTransportName[];
   /**
    * sms-v2 only: ARN of the origination identity (phone number, pool or sender id) the dispatcher may send
    * from. The construct creates the SMS configuration set and its SNS event destination.
@@ -103,6 +110,12 @@ export interface NotificationLedgerProps {
    * `concurrency.dispatcherMaxConcurrency`, the SQS event source's maximum concurrency is derived from it.
    */
   rateLimits?: RateSettingsInput;
+  /**
+   * The provider circuits shared by every dispatcher (lib/transports/health.ts), used when a channel has
+   * `failover` providers: `failures` 5xx / never-left answers within `windowSeconds` open a provider's
+   * circuit for `openSeconds`, then one probe decides. Defaults: 5 in 60 s, open 60 s.
+   */
+  providerCircuit?: Partial<ProviderCircuitSettings>;
   /** Ledger claim lease in seconds (5..900). Default 90. */
   leaseSeconds?: number;
   /**
@@ -140,6 +153,16 @@ export interface NotificationLedgerProps {
 }
 
 const NEEDS_PROVIDER_SECRET = new Set<string>(['resend', 'sendgrid', 'twilio', 'rest']);
+
+/** A channel's providers in failover order: its transport, then its `failover` list. */
+export const emailProvidersOf = (props: Pick<NotificationLedgerProps, 'email'>): EmailTransportName[] => [
+  props.email.transport,
+  ...(props.email.failover ?? []),
+];
+export const smsProvidersOf = (props: Pick<NotificationLedgerProps, 'sms'>): SmsTransportName[] => [
+  props.sms.transport,
+  ...(props.sms.failover ?? []),
+];
 /** Dispatcher timeout; the intake queue's visibility timeout is six times this. */
 export const DISPATCHER_TIMEOUT = Duration.seconds(INTAKE_QUEUE.dispatcherTimeoutSeconds);
 
@@ -168,6 +191,9 @@ export class NotificationLedger extends Construct {
     super(scope, id);
     validate(props);
     const stack = Stack.of(this);
+    const emailProviders = emailProvidersOf(props);
+    const smsProviders = smsProvidersOf(props);
+    const failover = emailProviders.length > 1 || smsProviders.length > 1;
     // Validated here so a typo fails `cdk synth`, not the first cold start.
     PurposeRegistry.withOverrides(props.purposes ?? []);
     const purposesJson = JSON.stringify(props.purposes ?? []);
@@ -248,11 +274,14 @@ export class NotificationLedger extends Construct {
         .setEnv(ENV.smsTransport, props.sms.transport)
         .setEnv(ENV.emailFrom, props.email.fromAddress)
         .setEnv(ENV.purposes, purposesJson);
+      // The failover lists: the dispatcher moves rows along them, the reconciler looks up by the holder.
+      if (emailProviders.length > 1) fn.setEnv(ENV.emailProviders, emailProviders.join(','));
+      if (smsProviders.length > 1) fn.setEnv(ENV.smsProviders, smsProviders.join(','));
       if (props.restBaseUrl) fn.setEnv(ENV.restBaseUrl, props.restBaseUrl);
       if (props.restKeyRetentionSeconds !== undefined)
         fn.setEnv(ENV.restKeyRetentionSeconds, String(props.restKeyRetentionSeconds));
       // Twilio's sender is not an AWS identity; the adapter reads it from the same setting.
-      if (props.sms.transport === 'twilio' && props.sms.senderId)
+      if (smsProviders.includes('twilio') && props.sms.senderId)
         fn.setEnv(ENV.smsOriginationIdentity, props.sms.senderId);
       if (props.providerSecret) fn.bindProviderSecret(props.providerSecret);
       return fn;
@@ -263,8 +292,14 @@ export class NotificationLedger extends Construct {
     }
     if (props.leaseSeconds !== undefined) dispatch.setEnv(ENV.leaseSeconds, String(props.leaseSeconds));
     if (rateLimits) dispatch.setEnv(ENV.rateLimits, JSON.stringify(rateLimits));
+    // The provider circuits live in the ledger table (`health#<provider>`), which the dispatcher writes.
+    if (failover)
+      dispatch.setEnv(
+        ENV.providerCircuit,
+        JSON.stringify(ProviderCircuitSchema.parse(props.providerCircuit ?? {})),
+      );
 
-    if (props.email.transport === 'ses') {
+    if (emailProviders.includes('ses')) {
       const configurationSetName =
         props.email.sesConfigurationSetName ??
         new ses.ConfigurationSet(this, 'SesConfigurationSet', {
@@ -287,7 +322,7 @@ export class NotificationLedger extends Construct {
     this.evidence = new EvidenceRecorder(this, 'Evidence', {
       topicKey,
       sesConfigurationSetName: this.sesConfigurationSetName,
-      smsEvents: props.sms.transport === 'sms-v2',
+      smsEvents: smsProviders.includes('sms-v2'),
       logRetention: props.logRetention,
     });
     // Permanent bounces and complaints add the recipient to the suppression list; an inbound STOP/START
@@ -296,7 +331,7 @@ export class NotificationLedger extends Construct {
       .bindTo(this.evidence.function, { ledger: 'readwrite', suppression: 'readwrite' })
       .setEnv(ENV.purposes, purposesJson);
     // Twilio reports message status to the evidence endpoint (the key hash rides in the URL).
-    if (props.sms.transport === 'twilio')
+    if (smsProviders.includes('twilio'))
       dispatch.setEnv(ENV.twilioStatusCallbackUrl, `${this.evidence.webhookUrl.url}twilio`);
     this.tables
       .bindTo(this.evidence.webhook, { ledger: 'readwrite', suppression: 'readwrite' })
@@ -307,14 +342,14 @@ export class NotificationLedger extends Construct {
     this.evidence.webhook.bindContentHashSecret(this.contentHashSecret);
     // The purposes' SMS countries also hold at the provider, for any caller that bypasses Sendproof.
     const smsCountries = protectedSmsCountries(props.purposes ?? []);
-    if (props.sms.transport === 'sms-v2' && this.evidence.smsConfigurationSet && smsCountries) {
+    if (smsProviders.includes('sms-v2') && this.evidence.smsConfigurationSet && smsCountries) {
       const protect = new smsvoice.CfnProtectConfiguration(this, 'SmsProtectConfiguration', {
         countryRuleSet: { sms: protectCountryRules(smsCountries) },
         deletionProtectionEnabled: false,
       });
       this.evidence.smsConfigurationSet.protectConfigurationId = protect.attrProtectConfigurationId;
     }
-    if (props.sms.transport === 'sms-v2' && this.evidence.smsConfigurationSet) {
+    if (smsProviders.includes('sms-v2') && this.evidence.smsConfigurationSet) {
       dispatch.bindSmsSender({
         originationIdentityArn: props.sms.originationIdentityArn!,
         configurationSetName: this.evidence.smsConfigurationSet.ref,
@@ -388,8 +423,10 @@ export class NotificationLedger extends Construct {
             .setEnv(ENV.smsTransport, props.sms.transport)
             .setEnv(ENV.emailFrom, props.email.fromAddress)
             .setEnv(ENV.purposes, purposesJson);
+          if (emailProviders.length > 1) fn.setEnv(ENV.emailProviders, emailProviders.join(','));
+          if (smsProviders.length > 1) fn.setEnv(ENV.smsProviders, smsProviders.join(','));
           if (props.restBaseUrl) fn.setEnv(ENV.restBaseUrl, props.restBaseUrl);
-          if (props.sms.transport === 'twilio' && props.sms.senderId)
+          if (smsProviders.includes('twilio') && props.sms.senderId)
             fn.setEnv(ENV.smsOriginationIdentity, props.sms.senderId);
         },
       });
@@ -434,6 +471,10 @@ export class NotificationLedger extends Construct {
       archiver: this.archive.function.fn,
       reconcileStateMachine: this.reconciler.stateMachine,
       thresholds: props.alarmThresholds,
+      circuitProviders: [
+        ...(emailProviders.length > 1 ? emailProviders : []),
+        ...(smsProviders.length > 1 ? smsProviders : []),
+      ],
     });
 
     // --- service level objectives, burn-rate alarms, dashboard (on the outcomes function's metrics) ------
@@ -454,30 +495,48 @@ export class NotificationLedger extends Construct {
 
 const validate = (props: NotificationLedgerProps): void => {
   const problems: string[] = [];
-  if (props.email.transport === 'ses' && !props.email.sesIdentity) {
+  const emailProviders = emailProvidersOf(props);
+  const smsProviders = smsProvidersOf(props);
+  for (const [channel, list] of [
+    ['email', emailProviders],
+    ['sms', smsProviders],
+  ] as const) {
+    if (new Set<string>(list).size !== list.length)
+      problems.push(`${channel}.failover must not repeat a provider (${list.join(', ')})`);
+    if (list.includes('rest' as never) && list.includes('simulator' as never))
+      problems.push(`${channel}: rest and simulator share restBaseUrl; fail over to one of them`);
+  }
+  if (props.providerCircuit !== undefined) {
+    const circuit = ProviderCircuitSchema.safeParse(props.providerCircuit);
+    if (!circuit.success)
+      problems.push(
+        `providerCircuit: ${circuit.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join(', ')}`,
+      );
+  }
+  if (emailProviders.includes('ses') && !props.email.sesIdentity) {
     problems.push('email.sesIdentity is required with the ses transport');
   }
-  if (props.sms.transport === 'twilio' && !props.sms.senderId) {
+  if (smsProviders.includes('twilio') && !props.sms.senderId) {
     problems.push(
       'sms.senderId (a Twilio number or MG… Messaging Service SID) is required with the twilio transport',
     );
   }
-  if (props.sms.transport === 'sms-v2' && !props.sms.originationIdentityArn) {
+  if (smsProviders.includes('sms-v2') && !props.sms.originationIdentityArn) {
     problems.push('sms.originationIdentityArn is required with the sms-v2 transport');
   }
   // The purposes' SMS countries become the protect configuration's rules: only documented destinations.
-  if (props.sms.transport === 'sms-v2') problems.push(...unsupportedSmsCountries(props.purposes ?? []));
+  if (smsProviders.includes('sms-v2')) problems.push(...unsupportedSmsCountries(props.purposes ?? []));
   for (const [channel, transport] of [
-    ['email', props.email.transport],
-    ['sms', props.sms.transport],
-  ] as const) {
+    ...emailProviders.map((t) => ['email', t] as const),
+    ...smsProviders.map((t) => ['sms', t] as const),
+  ]) {
     if (NEEDS_PROVIDER_SECRET.has(transport) && !props.providerSecret) {
       problems.push(`providerSecret is required: ${channel} uses the ${transport} transport`);
     }
   }
   // The simulator is a REST provider too (a test double speaking the same convention).
   const restLike = new Set<string>(['rest', 'simulator']);
-  if ((restLike.has(props.email.transport) || restLike.has(props.sms.transport)) && !props.restBaseUrl) {
+  if ([...emailProviders, ...smsProviders].some((t) => restLike.has(t)) && !props.restBaseUrl) {
     problems.push('restBaseUrl is required with the rest and simulator transports');
   }
   const keyRetention = props.restKeyRetentionSeconds;

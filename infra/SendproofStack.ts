@@ -1,6 +1,6 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { NotificationLedger, type NotificationLedgerProps } from './NotificationLedger.js';
+import { emailProvidersOf, NotificationLedger, type NotificationLedgerProps } from './NotificationLedger.js';
 
 export interface SendproofStackProps extends StackProps {
   /** The construct's props, or a function that builds them in the stack's scope (imported resources). */
@@ -39,7 +39,7 @@ export class SendproofStack extends Stack {
       output('ConsoleClientId', c.userPoolClient.userPoolClientId, 'The page app client (hosted UI)');
       output('ConsoleHostedUiDomain', c.hostedUiDomain, 'Cognito hosted UI domain');
     }
-    if (ledgerProps.email.transport === 'sendgrid') {
+    if (emailProvidersOf(ledgerProps).includes('sendgrid')) {
       // SendGrid's Event Webhook (Settings → Mail Settings → Event Webhook, signed) posts here; its
       // verification key goes into the webhook secret as `sendgrid`.
       output('SendGridEventWebhookUrl', `${evidence.webhookUrl.url}sendgrid`, 'SendGrid Event Webhook URL');

@@ -5,6 +5,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import * as z from 'zod';
+import { ProviderCircuitSchema } from '../lib/config.js';
 import { PurposePolicySchema } from '../lib/domain/purposes.js';
 import type { NotificationLedgerProps } from './NotificationLedger.js';
 
@@ -29,6 +30,7 @@ export const CONTEXT = {
   attentionShards: 'sendproof:attentionShards',
   attachmentsBucket: 'sendproof:attachmentsBucket',
   attachmentsPrefix: 'sendproof:attachmentsPrefix',
+  providerCircuit: 'sendproof:providerCircuit',
 } as const;
 
 /** `-c key=value` arrives as a string; cdk.json values arrive typed. Accept both. */
@@ -55,6 +57,8 @@ const ContextSchema = z.object({
   email: jsonish(
     z.strictObject({
       transport: z.enum(['ses', 'resend', 'sendgrid', 'rest', 'simulator']),
+      /** Providers to fail over to, in order, after `transport` (issue 29). */
+      failover: z.array(z.enum(['ses', 'resend', 'sendgrid', 'rest', 'simulator'])).optional(),
       fromAddress: z.string().min(3),
       sesIdentity: z.string().optional(),
       sesConfigurationSetName: z.string().optional(),
@@ -63,6 +67,7 @@ const ContextSchema = z.object({
   sms: jsonish(
     z.strictObject({
       transport: z.enum(['sms-v2', 'twilio', 'rest', 'simulator']),
+      failover: z.array(z.enum(['sms-v2', 'twilio', 'rest', 'simulator'])).optional(),
       originationIdentityArn: z.string().startsWith('arn:').optional(),
       senderId: z
         .string()
@@ -84,6 +89,7 @@ const ContextSchema = z.object({
   attentionShards: z.coerce.number().int().optional(),
   attachmentsBucket: z.string().optional(),
   attachmentsPrefix: z.string().optional(),
+  providerCircuit: jsonish(ProviderCircuitSchema.partial()).optional(),
 });
 
 export interface AppConfig {
@@ -133,6 +139,7 @@ export const appConfigFromContext = (read: (key: string) => unknown): AppConfig 
       },
       leaseSeconds: c.leaseSeconds,
       attentionShards: c.attentionShards,
+      providerCircuit: c.providerCircuit,
       attachments: c.attachmentsBucket
         ? {
             bucket: s3.Bucket.fromBucketName(scope, 'AttachmentsBucket', c.attachmentsBucket),

@@ -21,6 +21,9 @@ export const ENV = {
   contentHashSecretArn: 'SENDPROOF_CONTENT_HASH_SECRET_ARN',
   emailTransport: 'SENDPROOF_EMAIL_TRANSPORT',
   smsTransport: 'SENDPROOF_SMS_TRANSPORT',
+  emailProviders: 'SENDPROOF_EMAIL_PROVIDERS',
+  smsProviders: 'SENDPROOF_SMS_PROVIDERS',
+  providerCircuit: 'SENDPROOF_PROVIDER_CIRCUIT',
   emailFrom: 'SENDPROOF_EMAIL_FROM',
   sesConfigurationSet: 'SENDPROOF_SES_CONFIGURATION_SET',
   smsOriginationIdentity: 'SENDPROOF_SMS_ORIGINATION_IDENTITY',
@@ -61,6 +64,54 @@ export const ENV = {
 
 const optionalUrl = z.url().optional();
 
+export const EMAIL_TRANSPORTS = ['ses', 'simulator', 'rest', 'resend', 'sendgrid'] as const;
+export const SMS_TRANSPORTS = ['sms-v2', 'simulator', 'rest', 'twilio'] as const;
+
+/**
+ * An ordered provider list (`ses,sendgrid`): the first is the channel's primary, each next one is where a
+ * row goes on a definite non-acceptance (lib/dispatch/providers.ts). Comma-separated or a JSON array; no
+ * name twice; `simulator` and `rest` share one base URL, so at most one of them.
+ */
+const providerList = <T extends string>(names: readonly [T, ...T[]]) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return undefined;
+      const trimmed = raw.trim();
+      let items: unknown;
+      try {
+        items = trimmed.startsWith('[') ? JSON.parse(trimmed) : trimmed.split(',').map((s) => s.trim());
+      } catch {
+        items = undefined;
+      }
+      const parsed = z.array(z.enum(names)).min(1).max(4).safeParse(items);
+      if (!parsed.success) {
+        ctx.addIssue({ code: 'custom', message: `must list providers among ${names.join(', ')}` });
+        return z.NEVER;
+      }
+      const list = parsed.data;
+      if (new Set(list).size !== list.length)
+        ctx.addIssue({ code: 'custom', message: 'names a provider twice' });
+      if (list.includes('rest' as T) && list.includes('simulator' as T))
+        ctx.addIssue({ code: 'custom', message: 'rest and simulator share one base URL: list one of them' });
+      return list;
+    });
+
+/**
+ * The provider circuit (lib/transports/health.ts), per provider, shared by every execution environment:
+ * `failures` 5xx / never-left answers within `windowSeconds` open it; after `openSeconds` one dispatcher
+ * sends a probe (half-open), and its success closes it. `cacheMs`: how long a dispatcher trusts the
+ * circuit it read (one read per provider per interval, not per send).
+ */
+export const ProviderCircuitSchema = z.strictObject({
+  failures: z.number().int().min(1).max(1000).default(5),
+  windowSeconds: z.number().int().min(1).max(3600).default(60),
+  openSeconds: z.number().int().min(1).max(3600).default(60),
+  cacheMs: z.number().int().min(0).max(60_000).default(1000),
+});
+export type ProviderCircuitSettings = z.output<typeof ProviderCircuitSchema>;
+
 export const ConfigSchema = z.object({
   ledgerTable: z.string().min(3).optional(),
   suppressionTable: z.string().min(3).optional(),
@@ -77,8 +128,32 @@ export const ConfigSchema = z.object({
   /** Local/dev only; in AWS the key comes from Secrets Manager (contentHashSecretArn). */
   contentHashKey: z.string().min(16).optional(),
   contentHashSecretArn: z.string().startsWith('arn:').optional(),
-  emailTransport: z.enum(['ses', 'simulator', 'rest', 'resend', 'sendgrid']).default('ses'),
-  smsTransport: z.enum(['sms-v2', 'simulator', 'rest', 'twilio']).default('simulator'),
+  emailTransport: z.enum(EMAIL_TRANSPORTS).default('ses'),
+  smsTransport: z.enum(SMS_TRANSPORTS).default('simulator'),
+  /** Ordered email providers (failover); absent: `emailTransport` alone. Its first entry is the primary. */
+  emailProviders: providerList(EMAIL_TRANSPORTS),
+  /** Ordered SMS providers (failover); absent: `smsTransport` alone. */
+  smsProviders: providerList(SMS_TRANSPORTS),
+  /** Provider circuit settings (JSON, ProviderCircuitSchema); absent: the defaults. */
+  providerCircuit: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      let value: unknown = {};
+      try {
+        value = raw ? JSON.parse(raw) : {};
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+        return z.NEVER;
+      }
+      const parsed = ProviderCircuitSchema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      ctx.addIssue({
+        code: 'custom',
+        message: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+      });
+      return z.NEVER;
+    }),
   emailFrom: z.string().min(3).default('no-reply@sendproof.local'),
   sesConfigurationSet: z.string().optional(),
   smsOriginationIdentity: z.string().optional(),
@@ -206,6 +281,18 @@ export type Config = z.output<typeof ConfigSchema> & {
   readonly functionName?: FunctionName;
 };
 
+/**
+ * The ordered providers of a channel: the configured list, else the single transport. When both are set,
+ * the list wins and `emailTransport` / `smsTransport` name its first entry (kept for the readers of one).
+ */
+export const providersOf = <C extends 'email' | 'sms'>(
+  config: Pick<Config, 'emailTransport' | 'smsTransport' | 'emailProviders' | 'smsProviders'>,
+  channel: C,
+): C extends 'email' ? Config['emailTransport'][] : Config['smsTransport'][] =>
+  (channel === 'email'
+    ? (config.emailProviders ?? [config.emailTransport])
+    : (config.smsProviders ?? [config.smsTransport])) as never;
+
 export const loadConfig = (env: Readonly<Record<string, string | undefined>> = process.env): Config => {
   const raw = Object.fromEntries(
     Object.entries(ENV)
@@ -220,7 +307,12 @@ export const loadConfig = (env: Readonly<Record<string, string | undefined>> = p
     });
     throw new ConfigurationError(`invalid configuration: ${fields.join('; ')}`);
   }
-  return parsed.data;
+  const data = parsed.data;
+  return {
+    ...data,
+    ...(data.emailProviders ? { emailTransport: data.emailProviders[0]! } : {}),
+    ...(data.smsProviders ? { smsTransport: data.smsProviders[0]! } : {}),
+  };
 };
 
 /**

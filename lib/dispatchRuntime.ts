@@ -16,7 +16,8 @@ import { lazySealer } from './seal/lazySealer.js';
 import { resolveContentHashKey } from './secrets/contentHashKey.js';
 import { FileTemplateStore } from './templates/FileTemplateStore.js';
 import type { TemplateRenderer } from './templates/port.js';
-import { transportsFor } from './transports/configured.js';
+import { providerChainsFor } from './transports/configured.js';
+import { ProviderHealth } from './transports/health.js';
 import type { Transport } from './transports/port.js';
 import { documentClientFor, ledgerFor, purposesFor } from './wiring.js';
 
@@ -31,6 +32,8 @@ export interface Runtime {
   suppressions: SuppressionList;
   renderer: TemplateRenderer;
   transports: { email: Transport; sms: Transport };
+  /** Each channel's providers in failover order (the first is `transports[channel]`). */
+  providers: { email: readonly Transport[]; sms: readonly Transport[] };
   attachments: AttachmentStore;
   purposes: PurposeRegistry;
   contentHashKey: string;
@@ -125,16 +128,35 @@ const recordedKeyring = (config: Config, sealer: IntentSealer): IntentSealer => 
   };
 };
 
+/**
+ * The providers' shared circuits (one `health#<provider>` item each in the ledger table), when a channel
+ * has more than one provider to fail over to; undefined otherwise (nothing to skip to, nothing read).
+ */
+export const circuitsFor = (
+  config: Config,
+  documentClient: DynamoDBDocumentClient,
+  deps: Omit<import('./transports/health.js').ProviderHealthDeps, 'settings'>,
+): ProviderHealth | undefined => {
+  const failover = (config.emailProviders?.length ?? 0) > 1 || (config.smsProviders?.length ?? 0) > 1;
+  if (!failover) return undefined;
+  return new ProviderHealth(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable, {
+    ...deps,
+    settings: config.providerCircuit,
+  });
+};
+
 export const createRuntime = async (config: Config): Promise<Runtime> => {
   const settings = requireSettings(config, FUNCTION_SETTINGS.dispatch);
   const documentClient = documentClientFor(config);
+  const providers = providerChainsFor(config);
   return {
     config,
     documentClient,
     ledger: ledgerFor(config, documentClient),
     suppressions: new DynamoSuppressionList(documentClient, settings.suppressionTable),
     renderer: new FileTemplateStore(config.templatesDir),
-    transports: transportsFor(config),
+    transports: { email: providers.email[0]!, sms: providers.sms[0]! },
+    providers,
     // The S3 SDK loads on the first s3:// attachment (lib/aws/storageClients.ts), not at init.
     attachments: new UriAttachmentStore(async () =>
       (await import('./aws/storageClients.js')).s3Client(clientOptionsFor(config, 'endpointS3')),

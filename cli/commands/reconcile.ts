@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { systemClock } from '../../lib/domain/clock.js';
 import { Reconciler } from '../../lib/reconcile/Reconciler.js';
-import { transportsFor } from '../../lib/transports/configured.js';
+import { providerChainsFor } from '../../lib/transports/configured.js';
 import { purposesFor } from '../../lib/wiring.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 
@@ -21,7 +21,9 @@ export const register = (program: Command): void => {
     const runId = `cli-${randomUUID().slice(0, 8)}`;
     const reconciler = new Reconciler({
       ledger,
-      transports: transportsFor(config),
+      ...((providers) => ({ transports: { email: providers.email[0]!, sms: providers.sms[0]! }, providers }))(
+        providerChainsFor(config),
+      ),
       purposes: purposesFor(config),
       clock: systemClock,
       runId,

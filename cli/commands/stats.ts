@@ -3,6 +3,7 @@ import { requireSettings } from '../../lib/config.js';
 import { NON_TERMINAL_STATES } from '../../lib/domain/states.js';
 import type { OperatorQueries } from '../../lib/ledger/operatorQueries.js';
 import { activeHolds, transportNamesOf } from '../../lib/rate/TransportHolds.js';
+import { HEALTH_PREFIX } from '../../lib/transports/health.js';
 import { documentClientFor } from '../../lib/wiring.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 
@@ -13,6 +14,8 @@ export interface LedgerStats {
   oldestWaitingSeconds: Record<string, number>;
   /** Notifications whose intent the ledger holds sealed (parked work the sweep owns). */
   sealed: number;
+  /** Provider circuits (failover, lib/transports/health.ts): one per provider that has counted a failure. */
+  circuits: Array<{ provider: string; state: string; failures: number; openUntil?: number; reason?: string }>;
 }
 
 /**
@@ -24,13 +27,23 @@ export const ledgerStats = async (
   now: number,
   onPage?: (rows: number) => void,
 ): Promise<LedgerStats> => {
-  const stats: LedgerStats = { rows: 0, byState: {}, oldestWaitingSeconds: {}, sealed: 0 };
+  const stats: LedgerStats = { rows: 0, byState: {}, oldestWaitingSeconds: {}, sealed: 0, circuits: [] };
   let cursor: string | undefined;
   do {
     const page = await queries.summaries(cursor);
     for (const row of page.items) {
       if (row.kind === 'seal') stats.sealed += 1;
-      if (!row.state) continue; // fallback-flow pointers and seals have no state
+      if (row.kind === 'provider_health' && row.pk && row.state) {
+        stats.circuits.push({
+          provider: row.pk.slice(HEALTH_PREFIX.length),
+          state: row.state,
+          failures: row.failures ?? 0,
+          ...(row.openUntil !== undefined ? { openUntil: row.openUntil } : {}),
+          ...(row.reason !== undefined ? { reason: row.reason } : {}),
+        });
+        continue;
+      }
+      if (!row.state || row.state === 'closed' || row.state === 'open' || row.state === 'half_open') continue; // pointers, seals, breakers
       stats.rows += 1;
       stats.byState[row.state] = (stats.byState[row.state] ?? 0) + 1;
       const since = row.createdAt ?? row.attnAt;
@@ -85,6 +98,10 @@ export const register = (program: Command): void => {
                   }`,
               )
               .join('\n')}`,
+        ...stats.circuits.map(
+          (c) =>
+            `circuit ${c.provider}: ${c.state}${c.state === 'closed' ? ` (${c.failures} failures this window)` : ''}${c.openUntil !== undefined ? ` until ${new Date(c.openUntil).toISOString()}` : ''}${c.reason ? ` (opened: ${c.reason})` : ''}`,
+        ),
       ].join('\n'),
     );
   });

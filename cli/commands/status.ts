@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { OperatorQueries } from '../../lib/ledger/operatorQueries.js';
 import type { DeliveryRecord, Ledger } from '../../lib/ledger/port.js';
+import { describeProviderAttempts } from '../../lib/ledger/providerAttempts.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 
 /** A readable key has at least five `:`-separated parts; anything else is taken as an event id. */
@@ -34,10 +35,13 @@ export const describeRow = (row: DeliveryRecord): string =>
           ...row.delivery.h.map((f) => `    ${iso(f.at)} ${f.f.padEnd(18)} by ${f.by} (${f.why})`),
         ]
       : []),
+    ...(row.history.some((h) => h.s === 'dispatching')
+      ? [`  attempts by provider: ${describeProviderAttempts(row)}`]
+      : []),
     '  history:',
     ...row.history.map(
       (h, i) =>
-        `    v${i + 1} ${iso(h.at)} → ${h.s.padEnd(18)} by ${h.by}${h.why ? ` (${h.why})` : ''}${h.msg ? ` msg=${h.msg}` : ''}`,
+        `    v${i + 1} ${iso(h.at)} → ${h.s.padEnd(18)} by ${h.by}${h.p ? ` [${h.p}]` : ''}${h.why ? ` (${h.why})` : ''}${h.msg ? ` msg=${h.msg}` : ''}`,
     ),
   ].join('\n');
 

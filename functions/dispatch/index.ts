@@ -7,7 +7,7 @@ import { functionConfig } from '../../lib/config.js';
 import { Dispatcher } from '../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
 import { visibilityChanger } from '../../lib/dispatch/visibility.js';
-import { admissionFor, createRuntime } from '../../lib/dispatchRuntime.js';
+import { admissionFor, circuitsFor, createRuntime } from '../../lib/dispatchRuntime.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { TransportHolds } from '../../lib/rate/TransportHolds.js';
@@ -20,28 +20,37 @@ const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE
 const runtime = await createRuntime(config);
 // The lease owner is this execution environment: a crashed environment's leases expire with it.
 const workerId = `dispatch:${randomUUID().slice(0, 8)}`;
+// Metrics with small enum dimensions (a country code, a provider name), each its own EMF document.
+const dimensioned = {
+  count: (name: string, value = 1, dimensions?: Readonly<Record<string, string>>) => {
+    if (!dimensions) return metrics.addMetric(name, MetricUnit.Count, value);
+    const single = metrics.singleMetric();
+    for (const [key, dim] of Object.entries(dimensions)) single.addDimension(key, dim);
+    single.addMetric(name, MetricUnit.Count, value);
+  },
+};
+const circuits = circuitsFor(config, runtime.documentClient, {
+  now: () => systemClock.now(),
+  workerId,
+  logger,
+  metrics: dimensioned,
+});
 const dispatcher = new Dispatcher({
   ...runtime,
+  ...(circuits ? { circuits } : {}),
   clock: systemClock,
   workerId,
   leaseMs: config.leaseSeconds * 1000,
   ...(config.maxReceiveCount !== undefined ? { maxReceiveCount: config.maxReceiveCount } : {}),
   ...(config.parkGraceSeconds !== undefined ? { parkGraceMs: config.parkGraceSeconds * 1000 } : {}),
   logger,
-  metrics: { count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value) },
+  metrics: dimensioned,
   // Pace, SMS country rules and spend breakers; dimensioned metrics carry a country code, never a number.
   admission: admissionFor(config, runtime.documentClient, {
     now: () => systemClock.now(),
     workerId,
     logger,
-    metrics: {
-      count: (name, value = 1, dimensions) => {
-        if (!dimensions) return metrics.addMetric(name, MetricUnit.Count, value);
-        const single = metrics.singleMetric();
-        for (const [key, dim] of Object.entries(dimensions)) single.addDimension(key, dim);
-        single.addMetric(name, MetricUnit.Count, value);
-      },
-    },
+    metrics: dimensioned,
   }),
   // An account-level answer (SES paused, a quota, an SMS spend limit) holds the whole transport (issue 25).
   holds: new TransportHolds(runtime.documentClient, config.ledgerTable, {

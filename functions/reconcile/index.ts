@@ -9,7 +9,7 @@ import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability
 import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconciler.js';
 import { DynamoRunCursor } from '../../lib/reconcile/RunCursor.js';
 import { Sweeper } from '../../lib/reconcile/Sweeper.js';
-import { transportsFor } from '../../lib/transports/configured.js';
+import { providerChainsFor } from '../../lib/transports/configured.js';
 import {
   documentClientFor,
   evidenceRecorderFor,
@@ -35,7 +35,8 @@ const documentClient = documentClientFor(config);
 const ledger = ledgerFor(config, documentClient);
 const runCursor = new DynamoRunCursor(documentClient, config.ledgerTable);
 // Lookups call the provider, so they need its credentials (cached by Powertools for five minutes).
-const transports = transportsFor(config);
+const providers = providerChainsFor(config);
+const transports = { email: providers.email[0]!, sms: providers.sms[0]! };
 const purposes = purposesFor(config);
 const publisher = new SqsIntentPublisher(sqsClient(clientOptionsFor(config, 'endpointSqs')), config.queueUrl);
 // The sweep looks at a parked message one grace period after it should have come back by itself.
@@ -56,6 +57,7 @@ export const handler = async (
   const reconciler = new Reconciler({
     ledger,
     transports,
+    providers,
     purposes,
     clock: systemClock,
     runId: context.awsRequestId.slice(0, 8),
@@ -75,6 +77,7 @@ export const handler = async (
       const sweep = await new Sweeper({
         ledger,
         transports,
+        providers,
         clock: systemClock,
         publisher,
         runId: context.awsRequestId.slice(0, 8),

@@ -9,6 +9,7 @@ import { Construct } from 'constructs';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { BREAKER_METRIC } from '../../lib/rate/SpendBreaker.js';
 import { HOLD_METRIC } from '../../lib/rate/TransportHolds.js';
+import { CIRCUIT_METRIC } from '../../lib/transports/health.js';
 
 export interface AlarmThresholds {
   /** Oldest intent waiting on the intake queue. */
@@ -40,6 +41,11 @@ export interface AlarmsProps {
   archiver: lambda.IFunction;
   reconcileStateMachine: sfn.IStateMachine;
   thresholds?: AlarmThresholds;
+  /**
+   * Providers with a circuit (every provider of a channel that fails over, lib/transports/health.ts):
+   * each gets an alarm on its circuit opening and one on rows failing over from it.
+   */
+  circuitProviders?: readonly string[];
 }
 
 export const DEFAULT_THRESHOLDS = {
@@ -227,6 +233,34 @@ export class Alarms extends Construct {
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    // Dimension `provider` (+ Powertools' `service`), as lib/transports/health.ts and the dispatcher emit them.
+    for (const provider of props.circuitProviders ?? []) {
+      const id = provider.replace(/(^|-)([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
+      const providerMetric = (metricName: string) =>
+        new cloudwatch.Metric({
+          namespace: METRICS_NAMESPACE,
+          metricName,
+          dimensionsMap: { service: SERVICE_NAME, provider },
+          statistic: 'Sum',
+          period: Duration.minutes(5),
+        });
+      add(`ProviderCircuitOpen${id}`, {
+        alarmDescription: `The ${provider} circuit opened (5xx or never-left answers over the threshold): rows skip ${provider} until a probe succeeds; \`sendproof stats\` shows the circuit`,
+        metric: providerMetric(CIRCUIT_METRIC.opened),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      add(`ProviderFailovers${id}`, {
+        alarmDescription: `Rows failed over from ${provider} to the next provider (a provider-caused refusal, a request that never left, or its open circuit); \`sendproof explain\` shows why`,
+        metric: providerMetric(CIRCUIT_METRIC.failovers),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
     const quarantined = add('QuarantinedRows', {
       alarmDescription: 'Ledger rows are quarantined and wait for a human decision',
       metric: sendproofMetric(METRIC.quarantinedRows, 'Maximum'),

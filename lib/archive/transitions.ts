@@ -28,6 +28,8 @@ interface Entry {
   why: string | null;
   msg: string | null;
   n: number | null;
+  /** The provider the entry names (a dispatching attempt's, a failover's destination). */
+  p: string | null;
 }
 
 const entryOf = (raw: unknown, pk: string, index: number): Entry => {
@@ -36,7 +38,15 @@ const entryOf = (raw: unknown, pk: string, index: number): Entry => {
   const at = int(value.at);
   if (s === null || at === null)
     throw new ArchiveRecordError(`history[${index}] of ${pk} has no state or no time`);
-  return { s, at, by: str(value.by), why: str(value.why), msg: str(value.msg), n: int(value.n) };
+  return {
+    s,
+    at,
+    by: str(value.by),
+    why: str(value.why),
+    msg: str(value.msg),
+    n: int(value.n),
+    p: str(value.p),
+  };
 };
 
 /** Arrival time of the stream record (seconds in the Lambda event) as epoch ms. */
@@ -101,7 +111,8 @@ export const transitionsOf = (record: DynamoDBRecord): ArchiveRecord[] => {
       template_revision: str(next.templateRevision),
       template_owner: str(next.templateOwner),
       idempotency_key: str(next.idempotencyKey),
-      transport: str(next.transport),
+      // The provider the transition names (after a failover, rows have had two), else the row's.
+      transport: entry.p ?? str(next.transport),
       // The id the transition itself carries; otherwise the row's provider id if this update set it.
       transport_message_id: entry.msg ?? (last && providerIdChanged ? str(next.providerMessageId) : null),
       attempt: entry.n ?? (last ? int(next.attempts) : null),

@@ -87,7 +87,7 @@ export const buildClaimRecord = ({
         at: now,
         by: workerId,
         why: initial?.why ?? 'intent_received',
-        ...(state === 'dispatching' ? { n: 1 } : {}),
+        ...(initial?.state === 'dispatching' ? { n: 1, p: initial.transport } : {}),
       },
     ],
   };

@@ -79,6 +79,10 @@ export interface ChannelRun {
   ticket?: AdmissionTicket;
   /** This send is the one probe of a held transport (lib/rate/TransportHolds.ts): its answer lifts or extends the hold. */
   holdProbe?: boolean;
+  /** This attempt is the provider circuit's half-open probe (lib/transports/health.ts). */
+  probe?: boolean;
+  /** Providers this attempt skipped because their circuit was open (lib/dispatch/providers.ts). */
+  skipped?: string[];
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Admission } from '../rate/Admission.js';
 import type { TransportHolds } from '../rate/TransportHolds.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { TemplateRenderer } from '../templates/port.js';
+import type { ProviderCircuits } from '../transports/health.js';
 import type { Transport } from '../transports/port.js';
 
 /**
@@ -43,6 +44,13 @@ export interface DispatcherDeps {
   suppressions: SuppressionList;
   renderer: TemplateRenderer;
   transports: Readonly<Record<Channel, Transport>>;
+  /**
+   * Each channel's providers in failover order (the first is `transports[channel]`); absent: that one
+   * alone. A row moves along it only on a definite non-acceptance (lib/dispatch/providers.ts).
+   */
+  providers?: Readonly<Record<Channel, readonly Transport[]>>;
+  /** The providers' shared circuits (lib/transports/health.ts); absent: every circuit closed. */
+  circuits?: ProviderCircuits;
   attachments: AttachmentStore;
   purposes: PurposeRegistry;
   clock: Clock;

@@ -149,6 +149,7 @@ export class DynamoLedger implements Ledger {
       ...(request.why ? { why: request.why } : {}),
       ...(request.set?.providerMessageId ? { msg: request.set.providerMessageId } : {}),
       ...(request.set?.attempts !== undefined ? { n: request.set.attempts } : {}),
+      ...(request.set?.transport ? { p: request.set.transport } : {}),
     };
     const names: Record<string, string> = {
       '#state': 'state',

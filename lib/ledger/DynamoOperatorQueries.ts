@@ -15,6 +15,8 @@ const decode = (cursor: string): Record<string, unknown> => {
 };
 
 /** The operator queries on DynamoDB: paginated Scans of the ledger table (lib/ledger/operatorQueries.ts). */
+const NOT_ROWS = new Set(['breaker', 'provider_health']);
+
 export class DynamoOperatorQueries implements OperatorQueries {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -51,8 +53,9 @@ export class DynamoOperatorQueries implements OperatorQueries {
     const out = await this.client.send(
       new ScanCommand({
         TableName: this.tableName,
-        ProjectionExpression: '#s, attnAt, createdAt, #k',
-        ExpressionAttributeNames: { '#s': 'state', '#k': 'kind' },
+        // pk, failures, openUntil and reason: read on provider-health items (a scan is charged by item size).
+        ProjectionExpression: '#s, attnAt, createdAt, #k, pk, failures, openUntil, #r',
+        ExpressionAttributeNames: { '#s': 'state', '#k': 'kind', '#r': 'reason' },
         ...(cursor ? { ExclusiveStartKey: decode(cursor) } : {}),
       }),
     );
@@ -63,6 +66,9 @@ export class DynamoOperatorQueries implements OperatorQueries {
   }
 
   async rows(): Promise<DeliveryRecord[]> {
-    return (await this.scanAll<DeliveryRecord>({})).filter((r) => r.state !== undefined);
+    // Breaker and provider-health items have a state too, but they are not rows.
+    return (await this.scanAll<DeliveryRecord>({})).filter(
+      (r) => r.state !== undefined && !NOT_ROWS.has(String(r.kind)),
+    );
   }
 }

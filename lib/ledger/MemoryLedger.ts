@@ -125,6 +125,7 @@ export class MemoryLedger implements Ledger, OperatorQueries {
       ...(request.why ? { why: request.why } : {}),
       ...(request.set?.providerMessageId ? { msg: request.set.providerMessageId } : {}),
       ...(request.set?.attempts !== undefined ? { n: request.set.attempts } : {}),
+      ...(request.set?.transport ? { p: request.set.transport } : {}),
     };
     const next: Record<string, unknown> = {
       ...current,

@@ -3,10 +3,16 @@ import type { DeliveryRecord } from './port.js';
 
 /** What counting needs of one ledger item: rows carry a state; seals and flow pointers carry a kind. */
 export interface ItemSummary {
-  state?: DeliveryState;
+  /** A delivery state; on a provider-health item (`kind` provider_health), its circuit state. */
+  state?: DeliveryState | 'closed' | 'open' | 'half_open';
   kind?: string;
   createdAt?: number;
   attnAt?: number;
+  /** Provider-health items only (lib/transports/health.ts): which provider, and its circuit. */
+  pk?: string;
+  failures?: number;
+  openUntil?: number;
+  reason?: string;
 }
 
 /**

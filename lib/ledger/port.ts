@@ -17,6 +17,11 @@ export interface TransitionEntry {
   msg?: string;
   /** Provider attempt number this transition belongs to. */
   n?: number;
+  /**
+   * The provider this transition names (set with `transport`): on a `dispatching` entry, the provider
+   * the attempt went to; on a failover's `retry_wait`, the provider the row moves to.
+   */
+  p?: string;
 }
 
 /** The current state of one logical message on one channel, with its full history. No secrets, no addresses. */

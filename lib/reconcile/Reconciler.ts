@@ -9,7 +9,7 @@ import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger, TransitionRequest } from '../ledger/port.js';
 import { boundWhy } from '../ledger/why.js';
 import { METRIC, type MetricsSink, type RunLogger } from '../observability.js';
-import type { LookupResult, Transport } from '../transports/port.js';
+import { holderNamed, type LookupResult, type Transport } from '../transports/port.js';
 
 /** The reconciler logs no errors of its own (a failed pass throws); the ports live in lib/observability.ts. */
 export type ReconcileLogger = RunLogger;
@@ -56,6 +56,11 @@ export interface ReconcilerDeps {
   ledger: Ledger;
   /** The configured adapters. A row is looked up only through the adapter whose name it recorded. */
   transports: Readonly<Record<Channel, Transport>>;
+  /**
+   * Each channel's providers in failover order (lib/dispatch/providers.ts): a row is looked up through
+   * the one that holds its attempt (the one it names), which after a failover is not the first.
+   */
+  providers?: Readonly<Record<Channel, readonly Transport[]>>;
   purposes: PurposeRegistry;
   clock: Clock;
   /** Recorded as `by` on every transition: `reconciler:<runId>`. */
@@ -264,8 +269,7 @@ export class Reconciler {
   }
 
   private transportFor(row: DeliveryRecord): Transport | undefined {
-    const transport = this.deps.transports[row.channel];
-    return transport && transport.name === row.transport ? transport : undefined;
+    return holderNamed(this.deps, row);
   }
 
   private async resolve(

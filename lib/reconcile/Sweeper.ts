@@ -8,13 +8,15 @@ import { continueFallback } from '../ledger/flows.js';
 import { expireDispatchingLease } from '../ledger/leases.js';
 import type { DeliveryRecord, Ledger, SealedIntent } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
-import type { Transport } from '../transports/port.js';
+import { holderNamed, type Transport } from '../transports/port.js';
 import type { IntentPublisher } from './OperatorDecisions.js';
 import type { ReconcileLogger, ReconcileMetricsSink } from './Reconciler.js';
 
 export interface SweeperDeps {
   ledger: Ledger;
   transports: Readonly<Record<Channel, Transport>>;
+  /** Each channel's providers in failover order: a row's replay window is its holder's. */
+  providers?: Readonly<Record<Channel, readonly Transport[]>>;
   clock: Clock;
   /** The intake queue: a resume notice goes there, and the dispatcher (the only sender) does the rest. */
   publisher: IntentPublisher;
@@ -112,7 +114,7 @@ export class Sweeper {
     const actions: Array<{ row: DeliveryRecord | undefined; action: SweepRowAction }> = [];
     for (const ref of considered) {
       const row = await ledger.get(ref.dedupeKey);
-      const transport = this.deps.transports[ref.channel];
+      const transport = (row && holderNamed(this.deps, row)) ?? this.deps.transports[ref.channel];
       actions.push({
         row,
         action: sweepRow(row, {
@@ -136,7 +138,8 @@ export class Sweeper {
         const unknown = await ledger.get(row.pk);
         const settled = unknown ? await this.deps.evidence?.applyRecordedEvidence(unknown) : undefined;
         const marked = settled ?? unknown;
-        if (marked && replayWindowOpen(marked, this.deps.transports[row.channel], now)) resume = true;
+        const holder = (marked && holderNamed(this.deps, marked)) ?? this.deps.transports[row.channel];
+        if (marked && replayWindowOpen(marked, holder, now)) resume = true;
       }
       if (action.kind === 'settle_handoff' && (await this.settleHandoff(row))) summary.handoffsSettled += 1;
       if (action.kind === 'advance' && (await continueFallback(ledger, row, now))) {

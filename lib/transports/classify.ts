@@ -50,6 +50,12 @@ export const NEVER_LEFT_CODES: ReadonlySet<string> = new Set([
   'EADDRNOTAVAIL',
 ]);
 
+/**
+ * The reason prefixes of a `retryable` answer whose request provably never reached the provider (see
+ * `classifyExchangeFailure` and `classifyAwsError`): the only network failures a failover may follow.
+ */
+export const NEVER_LEFT_REASONS = ['request_never_left', 'request_not_fully_sent'] as const;
+
 /** The system calls whose failures happen before a request's first byte is written. */
 const PRE_WRITE_SYSCALLS: ReadonlySet<string> = new Set(['connect', 'getaddrinfo']);
 

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { createTransports, type ProviderSecrets } from './index.js';
+import { createProviderChains, type ProviderChains, type ProviderSecrets } from './index.js';
 import type { Transport } from './port.js';
 
 /**
@@ -8,8 +8,14 @@ import type { Transport } from './port.js';
  * without a restart). Used by the dispatcher, the reconciler and the CLI alike.
  */
 export const transportsFor = (config: Config): { email: Transport; sms: Transport } => {
+  const chains = providerChainsFor(config);
+  return { email: chains.email[0]!, sms: chains.sms[0]! };
+};
+
+/** Each channel's providers in failover order (the first is `transportsFor`'s), credentials as above. */
+export const providerChainsFor = (config: Config): ProviderChains => {
   const arn = config.providerSecretArn;
-  return createTransports(
+  return createProviderChains(
     config,
     arn
       ? {

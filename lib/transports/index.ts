@@ -1,7 +1,7 @@
 import type { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { clientOptionsFor } from '../aws/clientOptions.js';
-import type { Config } from '../config.js';
+import { type Config, providersOf } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { ConfigurationError } from '../domain/errors.js';
 import type { ExchangeTimeouts } from './HttpExchange.js';
@@ -80,11 +80,23 @@ const restBase = (config: Config, transport: string): string => {
   return config.restBaseUrl;
 };
 
-/** Picks the email and SMS adapters named in config. `simulator` is the REST adapter aimed at the simulator. */
+/** The email and SMS primaries (each channel's first provider). Failover lists: `createProviderChains`. */
 export const createTransports = (
   config: Config,
   deps: TransportDeps = {},
 ): { email: Transport; sms: Transport } => {
+  const chains = createProviderChains(config, deps);
+  return { email: chains.email[0]!, sms: chains.sms[0]! };
+};
+
+/** Each channel's providers, in failover order (SENDPROOF_EMAIL_PROVIDERS / SENDPROOF_SMS_PROVIDERS). */
+export interface ProviderChains {
+  email: readonly Transport[];
+  sms: readonly Transport[];
+}
+
+/** Picks the email and SMS adapters named in config. `simulator` is the REST adapter aimed at the simulator. */
+export const createProviderChains = (config: Config, deps: TransportDeps = {}): ProviderChains => {
   const common = {
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.timeouts ? { timeouts: deps.timeouts } : {}),
@@ -98,8 +110,8 @@ export const createTransports = (
       keyRetentionSeconds: config.restKeyRetentionSeconds,
       ...(kind === 'rest' ? restApiKey(deps) : {}),
     });
-  const email = ((): Transport => {
-    switch (config.emailTransport) {
+  const email = (name: Config['emailTransport']): Transport => {
+    switch (name) {
       case 'ses':
         return new SesTransport({
           // Loaded only because SES is configured (lib/aws/messagingClients.ts), on the first send.
@@ -129,11 +141,11 @@ export const createTransports = (
         });
       case 'simulator':
       case 'rest':
-        return rest('email', config.emailTransport);
+        return rest('email', name);
     }
-  })();
-  const sms = ((): Transport => {
-    switch (config.smsTransport) {
+  };
+  const sms = (name: Config['smsTransport']): Transport => {
+    switch (name) {
       case 'sms-v2':
         return new SmsV2Transport({
           client:
@@ -163,8 +175,8 @@ export const createTransports = (
       }
       case 'simulator':
       case 'rest':
-        return rest('sms', config.smsTransport);
+        return rest('sms', name);
     }
-  })();
-  return { email, sms };
+  };
+  return { email: providersOf(config, 'email').map(email), sms: providersOf(config, 'sms').map(sms) };
 };

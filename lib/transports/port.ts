@@ -144,3 +144,19 @@ export const providerCanHold = (
   const lead = (sendAtMs - now) / 1000;
   return lead >= window.minLeadSeconds && lead <= window.maxLeadSeconds;
 };
+
+/**
+ * The configured adapter that holds a row's attempt: the one whose name the row recorded, among the
+ * channel's providers in failover order (lib/dispatch/providers.ts) or its one transport. After a
+ * failover that is not the first; undefined when none of that name is configured any more.
+ */
+export const holderNamed = (
+  deps: {
+    transports: Readonly<Record<Channel, Transport>>;
+    providers?: Readonly<Record<Channel, readonly Transport[]>> | undefined;
+  },
+  row: { channel: Channel; transport?: string | undefined },
+): Transport | undefined => {
+  const chain = deps.providers?.[row.channel] ?? [deps.transports[row.channel]];
+  return chain.find((t) => t?.name === row.transport);
+};

@@ -194,8 +194,9 @@ export const ledgerContract = (name: string, factory: LedgerFactory): void => {
           ttl: 123,
           updatedAt: clock.now(),
         });
+        // The entry that sets the transport names the provider of the attempt (`p`, issue 29).
         expect(stored?.history.slice(1)).toEqual([
-          { s: 'dispatching', at: clock.now(), by: 'dispatch:w1', why: 'gates_passed', n: 1 },
+          { s: 'dispatching', at: clock.now(), by: 'dispatch:w1', why: 'gates_passed', n: 1, p: 'ses' },
           { s: 'accepted', at: clock.now(), by: 'dispatch:w1', why: 'provider_accepted', msg: 'msg-1', n: 1 },
         ]);
         // Leaving the leased states drops the lease; the happy path never touches the attention index.
@@ -670,7 +671,9 @@ export const ledgerContract = (name: string, factory: LedgerFactory): void => {
           'seal',
           'unknown',
         ]);
+        // The key is projected too: a provider-health item is named by it (`sendproof stats` circuits).
         expect(items.find((i) => i.state === 'unknown')).toEqual({
+          pk: waiting.pk,
           state: 'unknown',
           kind: 'delivery',
           createdAt: waiting.createdAt,

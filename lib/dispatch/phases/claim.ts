@@ -7,6 +7,7 @@ import { boundWhy } from '../../ledger/why.js';
 import { METRIC } from '../../observability.js';
 import { buildClaimRecord, type ClaimInitial } from '../claimRecord.js';
 import { park } from '../parking.js';
+import { holderOf, skipWhy } from '../providers.js';
 import {
   type ChannelRun,
   type DispatchContext,
@@ -35,7 +36,7 @@ const GATE_METRIC = {
 export const claim = async (run: ChannelRun, verdict: GateVerdict): Promise<Step> => {
   const { ctx } = run;
   const now = ctx.clock.now();
-  const initial = initialStateOf(verdict, run.transport.name, ttlFor(run, now));
+  const initial = initialStateOf(verdict, run.transport.name, ttlFor(run, now), skipWhy(run, 'gates_passed'));
   const record = buildClaimRecord({
     valid: run.job.valid,
     channel: run.channel,
@@ -69,13 +70,18 @@ export const claim = async (run: ChannelRun, verdict: GateVerdict): Promise<Step
 };
 
 /** The state a fresh claim is written in, from the read-only gates' verdict. */
-const initialStateOf = (verdict: GateVerdict, transport: string, ttl: number): ClaimInitial | undefined => {
+const initialStateOf = (
+  verdict: GateVerdict,
+  transport: string,
+  ttl: number,
+  dispatchWhy: string,
+): ClaimInitial | undefined => {
   switch (verdict.kind) {
     case 'pace':
       // Claimed (leased), then moved to `retry_wait` (paced): the claim is the dedupe, the wait spends nothing.
       return undefined;
     case 'dispatch':
-      return { state: 'dispatching', why: 'gates_passed', transport };
+      return { state: 'dispatching', why: dispatchWhy, transport };
     case 'schedule':
       return { state: 'scheduled', why: `scheduled_for:${iso(verdict.dueAt)}`, dueAt: verdict.dueAt };
     case 'refuse':
@@ -87,6 +93,8 @@ const initialStateOf = (verdict: GateVerdict, transport: string, ttl: number): C
 const onExisting = async (run: ChannelRun, existing: DeliveryRecord): Promise<Step> => {
   const { ctx } = run;
   let row = existing;
+  // The existing row's attempts are its provider's: its replay window is that provider's.
+  run.transport = holderOf(ctx, row);
   for (let round = 0; round < 2; round += 1) {
     const now = ctx.clock.now();
     const decision = decideExisting(row, {

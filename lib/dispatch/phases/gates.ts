@@ -3,6 +3,7 @@ import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
 import { admit, fetchAttachments, freshSuppressionOf } from '../gateReads.js';
+import { chooseProvider, skipWhy } from '../providers.js';
 import { type ChannelRun, done, leaveUnknown, move, providerHolds, type Step, ttlFor } from '../run.js';
 import { afterDispatching } from './confirm.js';
 import { pace } from './wait.js';
@@ -17,6 +18,15 @@ export const gates = async (run: ChannelRun, input: DeliveryRecord): Promise<Ste
   const { ctx } = run;
   let row = input;
   const replay = isReplay(row);
+  // The provider for this attempt: a replay's holder, else the row's provider unless its circuit is open.
+  const before = run.transport.name;
+  await chooseProvider(run, row);
+  if (run.admitted && run.transport.name !== before) {
+    // Admitted (paced) for another provider before the claim: its tokens go back, this one's are taken.
+    ctx.admission?.refund(run.ticket);
+    run.admitted = false;
+    delete run.ticket;
+  }
   // Gate: expiry, against the current clock (and again below, with no I/O after it).
   const expiredEarly = await expireIfDue(run, row);
   if (expiredEarly) return expiredEarly;
@@ -62,7 +72,7 @@ export const gates = async (run: ChannelRun, input: DeliveryRecord): Promise<Ste
   }
   // Durable `dispatching` first; only then the provider call. A replay spends no attempt.
   const attempts = replay ? row.attempts : row.attempts + 1;
-  const why = replay ? 'replay_under_enforced_key' : attempts === 1 ? 'gates_passed' : 'retry';
+  const why = replay ? 'replay_under_enforced_key' : skipWhy(run, attempts === 1 ? 'gates_passed' : 'retry');
   row = await move(ctx, row, 'dispatching', why, {
     attempts,
     transport: run.transport.name,

@@ -1,4 +1,5 @@
 import { admit, expired, fetchAttachments, suppressionOf } from '../gateReads.js';
+import { chooseProvider } from '../providers.js';
 import { type ChannelRun, type GateVerdict, ledgerSchedules, type Step } from '../run.js';
 
 /**
@@ -13,6 +14,8 @@ export const prepare = async (run: ChannelRun): Promise<Step> => ({
 });
 
 const verdictOf = async (run: ChannelRun): Promise<GateVerdict> => {
+  // The provider first: its circuit may skip it, and the pace and the provider's schedule are its own.
+  await chooseProvider(run);
   // A send the ledger schedules is gated at its due time, not at publish (a suppression lifted or a
   // cancel committed in between must count).
   if (ledgerSchedules(run, run.ctx.clock.now())) return { kind: 'schedule', dueAt: run.job.valid.sendAtMs! };

@@ -2,10 +2,12 @@ import { retentionTtl } from '../../domain/purposes.js';
 import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
+import { CIRCUIT_METRIC } from '../../transports/health.js';
 import type { SendResult } from '../../transports/port.js';
 import { holdTransport } from '../hold.js';
 import { recordOptOut } from '../optOut.js';
 import { park } from '../parking.js';
+import { nextProvider, provesNotTaken } from '../providers.js';
 import { type ChannelRun, delayFor, done, iso, LostRace, move, type Step, ttlFor } from '../run.js';
 import { cancelHeld } from './confirm.js';
 import { parkForReplay } from './wait.js';
@@ -67,6 +69,8 @@ const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult)
     const delay = delayFor(ctx, attempts, result.kind === 'retryable' ? result.retryAfterMs : undefined);
     return parkForReplay(run, back, 'marked_unknown', delay);
   }
+  const failover = await failOver(run, row, result);
+  if (failover) return failover;
   switch (result.kind) {
     case 'rejected': {
       if (result.cause === 'opted_out') return recordOptOut(run, row, result);
@@ -109,4 +113,42 @@ const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult)
       return { next: 'wait', row: waiting, delayMs };
     }
   }
+};
+
+/**
+ * A definite non-acceptance the next provider may follow (lib/dispatch/providers.ts): the row waits in
+ * `retry_wait` naming the next provider (`failover:<from>><to>:<answer>`) and the next attempt goes
+ * there at once, through every gate again. A failover is not a retry of the same request: the next
+ * provider gets its attempt even when the retry budget is spent (the provider list bounds it).
+ */
+const failOver = async (
+  run: ChannelRun,
+  row: DeliveryRecord,
+  result: SendResult,
+): Promise<Step | undefined> => {
+  if (!provesNotTaken(result)) return undefined;
+  const next = nextProvider(run, row);
+  if (!next) return undefined;
+  const { ctx } = run;
+  const from = run.transport.name;
+  const answer =
+    result.kind === 'rejected'
+      ? (result.code ?? result.reason)
+      : result.kind === 'accepted'
+        ? ''
+        : result.reason;
+  const moved = await move(ctx, row, 'retry_wait', `failover:${from}>${next.name}:${answer}`, {
+    attempts: row.attempts,
+    transport: next.name,
+    nextAttemptAt: ctx.clock.now(),
+  });
+  ctx.metrics?.count(CIRCUIT_METRIC.failovers, 1, { provider: from });
+  ctx.logger.info('row moved to the next provider', {
+    dedupeKey: row.pk,
+    channel: run.channel,
+    from,
+    to: next.name,
+    answer: result.kind,
+  });
+  return { next: 'wait', row: moved, delayMs: 0 };
 };

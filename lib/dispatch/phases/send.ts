@@ -29,9 +29,26 @@ export const send = async (run: ChannelRun, row: DeliveryRecord): Promise<Step> 
   const result = await call(run, row);
   admission?.observe(run.transport.name, result);
   await afterProbe(run, result);
+  await observeHealth(run, result);
   run.admitted = false;
   delete run.ticket;
   return { next: 'record', row, result };
+};
+
+/** The provider's circuit learns from the answer (a failure counts; a probe's answer decides). */
+const observeHealth = async (run: ChannelRun, result: SendResult): Promise<void> => {
+  const { circuits } = run.ctx;
+  if (!circuits) return;
+  try {
+    await circuits.observe(run.transport.name, result, run.probe === true);
+  } catch (error) {
+    // The circuit is advice: a failed health write must not lose the answer the record phase needs.
+    run.ctx.logger.warn('provider health not recorded', {
+      provider: run.transport.name,
+      error: error instanceof Error ? error.name : 'unknown',
+    });
+  }
+  run.probe = false;
 };
 
 const call = async (run: ChannelRun, row: DeliveryRecord): Promise<SendResult> => {

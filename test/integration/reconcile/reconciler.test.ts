@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { ATTENTION_SHARDS, attentionPartitions } from '../../../lib/ledger/attentionIndex.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { METRIC } from '../../../lib/observability.js';
+import { Reconciler } from '../../../lib/reconcile/Reconciler.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
+import type { Transport } from '../../../lib/transports/port.js';
 import { RestTransport } from '../../../lib/transports/RestTransport.js';
 import {
   createHarness,
@@ -14,6 +17,7 @@ import {
   withoutKeyEnforcement,
 } from '../../support/dispatchHarness.js';
 import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
+import { closedPort } from '../../support/fakes/outbound.js';
 import { receiptIntent, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import {
@@ -76,6 +80,53 @@ describe('reconciler: lookup strategy against the simulator', () => {
       dimensions: { strategy: 'lookup', outcome: 'accepted' },
     });
     expect(metrics.gauges.get(METRIC.oldestUnknownAgeSeconds)).toBe(30);
+  });
+
+  it("a row that failed over is looked up with the provider that holds its attempt, not the channel's first", async () => {
+    // Prepare: the first email provider refuses connections (never left), so the row fails over to the
+    // simulator, which accepts and drops the answer: the row is unknown on the second provider.
+    const port = await closedPort();
+    const down = new RestTransport({ baseUrl: `http://127.0.0.1:${port}`, channel: 'email' });
+    const primary: Transport = {
+      name: 'primary-down',
+      channel: 'email',
+      capabilities: down.capabilities,
+      send: (m, k) => down.send(m, k),
+    };
+    const rest = restTransports(sim);
+    const providers = { email: [primary, rest.email], sms: [rest.sms] };
+    const body = JSON.stringify(resetIntent({ eventId: 'rec-failover-holder' }, clock.now()));
+    sim.addFault({ match: { channel: 'email' }, fault: 'accept_then_drop' });
+    const first = await h
+      .dispatcher({ transports: { email: primary, sms: rest.sms }, providers })
+      .handle(body, envelope());
+    clock.advance(30_000);
+    // Act
+    const run = await new Reconciler({
+      ledger: h.ledger,
+      transports: { email: primary, sms: rest.sms },
+      providers,
+      purposes: new PurposeRegistry(),
+      clock,
+      runId: 'r-fo',
+    }).runAll();
+    // Assess
+    const key = first.channels[0]!.dedupeKey;
+    expect(first.channels[0]).toMatchObject({ state: 'unknown' });
+    expect(run.outcomes.find((o) => o.dedupeKey === key)).toMatchObject({
+      action: 'resolved_by_lookup',
+      state: 'accepted',
+    });
+    const row = await h.ledger.get(key);
+    expect(row).toMatchObject({
+      state: 'accepted',
+      transport: 'rest',
+      providerMessageId: sim.messages()[0]!.id,
+    });
+    expect(row?.history.filter((e) => e.s === 'dispatching').map((e) => e.p)).toEqual([
+      'primary-down',
+      'rest',
+    ]);
   });
 
   it('drop_before_accept inside the key window: lookup finds nothing, the row is left for replay, and the redelivery sends exactly once', async () => {

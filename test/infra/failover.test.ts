@@ -1,0 +1,113 @@
+import { App, Stack } from 'aws-cdk-lib';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { describe, expect, it } from 'vitest';
+import { appConfigFromContext, CONTEXT } from '../../infra/appConfig.js';
+import { NotificationLedger, type NotificationLedgerProps } from '../../infra/NotificationLedger.js';
+import { ENV, loadConfig } from '../../lib/config.js';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { providerChainsFor } from '../../lib/transports/configured.js';
+import { CIRCUIT_METRIC } from '../../lib/transports/health.js';
+import { SES_AND_SMS, synthStack } from './synth.js';
+
+const SYNTH_TIMEOUT = 120_000;
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:sendproof-providers-AbCdEf';
+
+const failoverProps = (scope: never): NotificationLedgerProps => ({
+  ...SES_AND_SMS,
+  email: { ...SES_AND_SMS.email, failover: ['sendgrid'] },
+  sms: { ...SES_AND_SMS.sms, failover: ['twilio'], senderId: '+15555550100' },
+  providerSecret: secretsmanager.Secret.fromSecretCompleteArn(scope, 'Provider', SECRET_ARN),
+  providerCircuit: { failures: 3, openSeconds: 120 },
+});
+
+describe('failover providers in the CDK app (issue 29)', () => {
+  const { stack, template } = synthStack(failoverProps as never);
+  const envOf = (fn: typeof stack.ledger.dispatcher.function): Record<string, unknown> =>
+    template.toJSON().Resources[stack.getLogicalId(fn.fn.node.defaultChild as never)].Properties.Environment
+      .Variables;
+
+  it(
+    'gives the dispatcher and the reconciler the ordered lists and the circuit settings, and both build the chains',
+    () => {
+      // Assess
+      const dispatch = envOf(stack.ledger.dispatcher.function);
+      const reconcile = envOf(stack.ledger.reconciler.function);
+      for (const env of [dispatch, reconcile]) {
+        expect(env[ENV.emailProviders]).toBe('ses,sendgrid');
+        expect(env[ENV.smsProviders]).toBe('sms-v2,twilio');
+      }
+      expect(JSON.parse(dispatch[ENV.providerCircuit] as string)).toEqual({
+        failures: 3,
+        windowSeconds: 60,
+        openSeconds: 120,
+        cacheMs: 1000,
+      });
+      const config = loadConfig({
+        [ENV.emailProviders]: dispatch[ENV.emailProviders] as string,
+        [ENV.smsProviders]: dispatch[ENV.smsProviders] as string,
+        [ENV.smsOriginationIdentity]: dispatch[ENV.smsOriginationIdentity] as string,
+        [ENV.providerSecretArn]: SECRET_ARN,
+      });
+      const chains = providerChainsFor(config);
+      expect(chains.email.map((t) => t.name)).toEqual(['ses', 'sendgrid']);
+      expect(chains.sms.map((t) => t.name)).toEqual(['sms-v2', 'twilio']);
+    },
+    SYNTH_TIMEOUT,
+  );
+
+  it('alarms on each provider circuit opening and on each failover from a provider', () => {
+    // Assess
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
+    for (const provider of ['ses', 'sendgrid', 'sms-v2', 'twilio'])
+      for (const metric of [CIRCUIT_METRIC.opened, CIRCUIT_METRIC.failovers]) {
+        const matching = alarms.filter(
+          (a) =>
+            a.MetricName === metric &&
+            JSON.stringify(a.Dimensions) ===
+              JSON.stringify([
+                { Name: 'provider', Value: provider },
+                { Name: 'service', Value: SERVICE_NAME },
+              ]),
+        );
+        expect(matching, `${metric} ${provider}`).toHaveLength(1);
+        expect(matching[0]).toMatchObject({ Namespace: METRICS_NAMESPACE, Statistic: 'Sum', Threshold: 0 });
+      }
+  });
+
+  it('binds each listed provider: SES sending as well as SendGrid, End User Messaging SMS as well as Twilio', () => {
+    // Assess: SES sends only through the identity; the SMS configuration set exists for sms-v2.
+    const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    expect(policies).toContain('ses:SendEmail');
+    expect(policies).toContain('sms-voice:SendTextMessage');
+    expect(Object.keys(template.findResources('AWS::SMSVOICE::ConfigurationSet'))).toHaveLength(1);
+    expect(JSON.stringify(template.toJSON().Outputs)).toContain('SendGridEventWebhookUrl');
+  });
+
+  it('refuses a provider listed twice and requires what each listed provider needs', () => {
+    // Prepare
+    const build = (props: NotificationLedgerProps) => () =>
+      new NotificationLedger(new Stack(new App()), 'Another', props);
+    // Assess
+    expect(build({ ...SES_AND_SMS, email: { ...SES_AND_SMS.email, failover: ['ses'] } })).toThrow(
+      /email.failover must not repeat a provider/,
+    );
+    expect(build({ ...SES_AND_SMS, email: { ...SES_AND_SMS.email, failover: ['sendgrid'] } })).toThrow(
+      /providerSecret is required: email uses the sendgrid transport/,
+    );
+  });
+
+  it('reads the failover lists and the circuit from app context', () => {
+    // Act
+    const config = appConfigFromContext((key) =>
+      key === CONTEXT.email
+        ? '{"transport":"ses","failover":["sendgrid"],"fromAddress":"a@example.com","sesIdentity":"example.com"}'
+        : key === CONTEXT.providerCircuit
+          ? '{"failures":4}'
+          : undefined,
+    );
+    // Assess
+    const props = config.ledger(new Stack(new App()));
+    expect(props.email.failover).toEqual(['sendgrid']);
+    expect(props.providerCircuit).toMatchObject({ failures: 4, windowSeconds: 60 });
+  });
+});
