@@ -325,7 +325,8 @@ export class NotificationLedger extends Construct {
       smsEvents: smsProviders.includes('sms-v2'),
       logRetention: props.logRetention,
     });
-    // Permanent bounces and complaints add the recipient to the suppression list.
+    // Permanent bounces and complaints add the recipient to the suppression list; an inbound STOP/START
+    // adds or lifts its number's, keyed by the content-hash HMAC as the dispatcher reads it (issue 29).
     this.tables
       .bindTo(this.evidence.function, { ledger: 'readwrite', suppression: 'readwrite' })
       .setEnv(ENV.purposes, purposesJson);
@@ -335,7 +336,8 @@ export class NotificationLedger extends Construct {
     this.tables
       .bindTo(this.evidence.webhook, { ledger: 'readwrite', suppression: 'readwrite' })
       .setEnv(ENV.purposes, purposesJson);
-    // Every event's label is opened with keys derived from the deployment secret (lib/evidence/labelAuth.ts).
+    // Every event's label is opened with keys derived from the deployment secret (lib/evidence/labelAuth.ts);
+    // an inbound STOP's number is keyed with it too (lib/ledger/optOut.ts).
     this.evidence.function.bindContentHashSecret(this.contentHashSecret);
     this.evidence.webhook.bindContentHashSecret(this.contentHashSecret);
     // The purposes' SMS countries also hold at the provider, for any caller that bypasses Sendproof.

@@ -7,10 +7,12 @@ import { PurposeRegistry } from './domain/purposes.js';
 import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';
 import { labelKeysFor } from './evidence/labelAuth.js';
+import type { OptSignalDeps } from './evidence/optSignals.js';
 import { PullEvidence, restEventFeed } from './evidence/PullEvidence.js';
 import { DynamoLedger } from './ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from './ledger/DynamoOperatorQueries.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
+import { resolveContentHashKey } from './secrets/contentHashKey.js';
 
 /**
  * The small pieces every entry and the CLI build from config, each built one way only. Kept apart from
@@ -55,6 +57,28 @@ export const evidenceRecorderFor = (
       : {}),
     ...extra,
   });
+
+/**
+ * What an inbound STOP/START reply acts on (lib/evidence/optSignals.ts): the suppression list, and the
+ * content-hash key the number's ref is hashed with (read once, when the first reply arrives). Undefined
+ * without a suppression table.
+ */
+export const optSignalsFor = (
+  config: Config,
+  extra: Pick<OptSignalDeps, 'clock' | 'logger'>,
+  documentClient = documentClientFor(config),
+): OptSignalDeps | undefined => {
+  if (!config.suppressionTable) return undefined;
+  let key: Promise<string> | undefined;
+  return {
+    suppressions: new DynamoSuppressionList(documentClient, config.suppressionTable),
+    numberKey: () => {
+      key ??= resolveContentHashKey(config);
+      return key;
+    },
+    ...extra,
+  };
+};
 
 /**
  * The REST provider's pull feed (`GET {base}/v1/events?after=`), when a channel uses the REST convention

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
+import { requireSettings } from '../../lib/config.js';
 import { NON_TERMINAL_STATES } from '../../lib/domain/states.js';
 import type { OperatorQueries } from '../../lib/ledger/operatorQueries.js';
+import { activeHolds, transportNamesOf } from '../../lib/rate/TransportHolds.js';
 import { HEALTH_PREFIX } from '../../lib/transports/health.js';
+import { documentClientFor } from '../../lib/wiring.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 
 export interface LedgerStats {
@@ -60,14 +63,21 @@ export const register = (program: Command): void => {
     program
       .command('stats')
       .description(
-        'ledger rows by state, the age of the oldest row in each non-terminal state, and sealed notifications',
+        'ledger rows by state, the age of the oldest row in each non-terminal state, sealed notifications and transport holds',
       )
       .option('--json', 'machine-readable output'),
   ).action(async (options: TargetOptions & { json?: boolean }) => {
-    const { queries } = ledgerFor(options);
-    const stats = await ledgerStats(queries, Date.now(), (rows) =>
+    const { queries, config } = ledgerFor(options);
+    const scanned = await ledgerStats(queries, Date.now(), (rows) =>
       process.stderr.write(`scanned ${rows} rows\r`),
     );
+    // Transport-wide holds (issue 25): their rows wait in retry_wait (transport_hold:<reason>).
+    const holds = await activeHolds(
+      documentClientFor(config),
+      requireSettings(config, ['ledgerTable']).ledgerTable,
+      transportNamesOf(config),
+    );
+    const stats = { ...scanned, holds };
     output(options.json, stats, () =>
       [
         `${stats.rows} rows`,
@@ -76,6 +86,18 @@ export const register = (program: Command): void => {
           .map(([state, count]) => `  ${state.padEnd(18)} ${count}`),
         ...Object.entries(stats.oldestWaitingSeconds).map(([state, age]) => `oldest ${state}: ${age} s`),
         `sealed (parked, owned by the sweep): ${stats.sealed}`,
+        holds.length === 0
+          ? 'transport holds: none'
+          : `transport holds (rows wait in retry_wait, owned by the sweep):\n${holds
+              .map(
+                (h) =>
+                  `  ${h.transport.padEnd(10)} ${h.reason}  since ${new Date(h.since).toISOString()}  ${
+                    h.until !== undefined
+                      ? `until ${new Date(h.until).toISOString()}`
+                      : `next probe ${new Date(h.probeAt).toISOString()}`
+                  }`,
+              )
+              .join('\n')}`,
         ...stats.circuits.map(
           (c) =>
             `circuit ${c.provider}: ${c.state}${c.state === 'closed' ? ` (${c.failures} failures this window)` : ''}${c.openUntil !== undefined ? ` until ${new Date(c.openUntil).toISOString()}` : ''}${c.reason ? ` (opened: ${c.reason})` : ''}`,

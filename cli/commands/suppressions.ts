@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import * as z from 'zod';
 import { ChannelSchema } from '../../lib/domain/purposes.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
+import { OPT_OUT_SOURCE } from '../../lib/ledger/optOut.js';
 import { documentClientFor } from '../../lib/wiring.js';
 import { output, resolveTarget, type TargetOptions, targetConfig, withTargetOptions } from '../localState.js';
 
@@ -109,16 +110,22 @@ export const register = (program: Command): void => {
   withOptions(
     group
       .command('remove <tenant> <recipientRef> <channel>')
-      .description('lift a suppression; the removal, its reason and operator are kept with the recipient'),
+      .description(
+        'lift a suppression; the removal, its reason and operator are kept with the recipient (a provider_opt_out one needs --force)',
+      ),
   )
     .requiredOption('--reason <text>', 'why it is lifted (required)')
     .requiredOption('--operator <id>', 'who decides (required)')
+    .option(
+      '--force',
+      'lift a provider_opt_out suppression (the recipient texted STOP: carriers require it be honoured)',
+    )
     .action(
       async (
         tenant: string,
         recipientRef: string,
         channel: string,
-        options: SuppressionOptions & { reason: string; operator: string },
+        options: SuppressionOptions & { reason: string; operator: string; force?: boolean },
       ) => {
         const change = parseChange({
           tenant,
@@ -128,23 +135,32 @@ export const register = (program: Command): void => {
           operator: options.operator,
         });
         if (!change) return;
-        const removed = await listFor(options).remove(
+        const outcome = await listFor(options).remove(
           change.tenant,
           change.recipientRef,
           change.channel,
           change.reason,
           change.operator,
+          Date.now(),
+          { force: options.force === true },
         );
-        if (!removed) {
+        if (outcome === 'not_suppressed') {
           process.stderr.write(
             `sendproof: ${change.tenant} ${change.recipientRef} is not suppressed on ${change.channel}\n`,
           );
           process.exitCode = 2;
           return;
         }
+        if (outcome === 'needs_force') {
+          process.stderr.write(
+            `sendproof: ${change.tenant} ${change.recipientRef} opted out at the provider on ${change.channel} (source ${OPT_OUT_SOURCE}); carriers require a STOP to be honoured: pass --force to lift it anyway (recorded with your reason and operator id)\n`,
+          );
+          process.exitCode = 2;
+          return;
+        }
         output(
           options.json,
-          { ...change, removed },
+          { ...change, removed: true, ...(options.force ? { forced: true } : {}) },
           () => `lifted ${change.tenant} ${change.recipientRef} on ${change.channel}`,
         );
       },

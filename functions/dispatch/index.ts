@@ -10,6 +10,7 @@ import { visibilityChanger } from '../../lib/dispatch/visibility.js';
 import { admissionFor, circuitsFor, createRuntime } from '../../lib/dispatchRuntime.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { TransportHolds } from '../../lib/rate/TransportHolds.js';
 import { evidenceRecorderFor } from '../../lib/wiring.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.
@@ -50,6 +51,12 @@ const dispatcher = new Dispatcher({
     workerId,
     logger,
     metrics: dimensioned,
+  }),
+  // An account-level answer (SES paused, a quota, an SMS spend limit) holds the whole transport (issue 25).
+  holds: new TransportHolds(runtime.documentClient, config.ledgerTable, {
+    workerId,
+    logger,
+    metrics: { count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value) },
   }),
   // A row that becomes unknown is settled at once by provider events recorded while it was dispatching.
   evidence: evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),

@@ -10,8 +10,9 @@ import {
   parseLambdaEvent,
   parseQueuedEvent,
 } from '../../lib/evidence/events.js';
+import { applyOptSignal } from '../../lib/evidence/optSignals.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { evidenceRecorderFor } from '../../lib/wiring.js';
+import { evidenceRecorderFor, optSignalsFor } from '../../lib/wiring.js';
 import { powertoolsSink } from '../reconcile/metricsSink.js';
 
 /**
@@ -30,11 +31,18 @@ const recorder = evidenceRecorderFor(config, {
   logger,
   metrics: powertoolsSink(metrics),
 });
+const signals = optSignalsFor(config, { clock: systemClock, logger });
 
 const recordAll = async (events: ParsedEvent[]): Promise<string[]> => {
   const results: string[] = [];
   for (const parsed of events) {
     if (parsed.kind === 'ignored') {
+      // A two-way STOP/START reply (SNS) acts on the suppression list (lib/evidence/optSignals.ts).
+      const applied = parsed.signal && signals ? await applyOptSignal(parsed.signal, signals) : undefined;
+      if (applied && applied !== 'not_an_opt_signal') {
+        results.push(`signal:${applied}`);
+        continue;
+      }
       logger.info('provider event is not evidence', { source: parsed.source, reason: parsed.reason });
       results.push(`ignored:${parsed.reason}`);
       continue;

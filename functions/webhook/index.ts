@@ -6,7 +6,7 @@ import { systemClock } from '../../lib/domain/clock.js';
 import { handleWebhook } from '../../lib/evidence/WebhookEndpoint.js';
 import { webhookSecretsFor } from '../../lib/evidence/webhookSecrets.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { evidenceRecorderFor } from '../../lib/wiring.js';
+import { evidenceRecorderFor, optSignalsFor } from '../../lib/wiring.js';
 import { powertoolsSink } from '../reconcile/metricsSink.js';
 
 /**
@@ -19,6 +19,7 @@ const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE
 const sink = powertoolsSink(metrics);
 const recorder = evidenceRecorderFor(config, { clock: systemClock, logger, metrics: sink });
 const secrets = webhookSecretsFor(config);
+const signals = optSignalsFor(config, { clock: systemClock, logger });
 
 export const handler = async (
   event: LambdaFunctionURLEvent,
@@ -36,7 +37,7 @@ export const handler = async (
       : '';
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
     const response = await handleWebhook(
-      { recorder, secrets, logger, metrics: sink },
+      { recorder, secrets, logger, metrics: sink, signals },
       {
         provider: event.rawPath.replace(/^\/+|\/+$/g, ''),
         url: `https://${headers.host ?? event.requestContext.domainName}${event.rawPath}${query}`,

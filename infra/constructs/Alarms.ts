@@ -8,6 +8,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { BREAKER_METRIC } from '../../lib/rate/SpendBreaker.js';
+import { HOLD_METRIC } from '../../lib/rate/TransportHolds.js';
 import { CIRCUIT_METRIC } from '../../lib/transports/health.js';
 
 export interface AlarmThresholds {
@@ -218,6 +219,15 @@ export class Alarms extends Construct {
       alarmDescription:
         'An SMS spend breaker opened (a purpose sent more SMS to one country than its threshold): possible SMS pumping; the log names the country, `sendproof breaker reset` closes it',
       metric: sendproofMetric(BREAKER_METRIC.opened, 'Sum'),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    add('TransportHeld', {
+      alarmDescription:
+        'A transport is held at the provider (SES sending paused or its daily quota, an SMS spend limit, a temporary block): its rows wait in retry_wait (transport_hold), nothing is rejected; `sendproof stats` shows the hold and its next probe',
+      metric: sendproofMetric(HOLD_METRIC.rows, 'Sum'),
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,

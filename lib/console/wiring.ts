@@ -5,6 +5,7 @@ import { systemClock } from '../domain/clock.js';
 import { ConfigurationError } from '../domain/errors.js';
 import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
 import { cancelNotifications } from '../publish/cancelNotifications.js';
+import { transportNamesOf } from '../rate/TransportHolds.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { createTransports } from '../transports/index.js';
 import { documentClientFor, ledgerFor, operatorQueriesFor, purposesFor } from '../wiring.js';
@@ -22,6 +23,7 @@ import {
   type ConsoleHandler,
   createConsoleHandler,
 } from './ConsoleApi.js';
+import { transportHoldsReadModel } from './holdsPanel.js';
 import type { AuditLog, AuditQueries } from './ports.js';
 import { sloPanelReadModel } from './sloPanel.js';
 import type { StaticFiles } from './staticFiles.js';
@@ -108,6 +110,8 @@ export const consoleHandlerFor = (
         request,
       ),
     ...(sqs && config.dlqUrl ? { dlqDepth: sqsQueueDepth(sqs, config.dlqUrl) } : {}),
+    // Transport-wide holds (issue 25): the hold items the dispatchers write, read from the ledger table.
+    holds: transportHoldsReadModel(doc, config.ledgerTable, transportNamesOf(config)),
     ...(wiring.staticFiles ? { staticFiles: wiring.staticFiles } : {}),
     ...(wiring.allowedOrigin ? { allowedOrigin: wiring.allowedOrigin } : {}),
     ...(wiring.decisionRowsPerMinute ? { decisionRowsPerMinute: wiring.decisionRowsPerMinute } : {}),

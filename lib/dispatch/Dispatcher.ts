@@ -1,5 +1,6 @@
 import { parseIntent } from '../domain/intent.js';
 import { deriveDedupeKey, identityOf } from '../domain/keys.js';
+import { NUMBER_TENANT, numberRefOf } from '../ledger/optOut.js';
 import type { GateFacts } from '../ledger/port.js';
 import { METRIC } from '../observability.js';
 import { deliverChannel } from './driver.js';
@@ -151,6 +152,11 @@ export class Dispatcher {
         tenant: intent.tenant,
         recipientRef: intent.recipient.ref,
       });
+      // An SMS number's own opt-out entry (lib/ledger/optOut.ts), read in the same request.
+      if (intent.recipient.phone) {
+        const ref = numberRefOf(intent.recipient.phone, ctx.contentHashKey);
+        recipients.set(`${NUMBER_TENANT}:${ref}`, { tenant: NUMBER_TENANT, recipientRef: ref });
+      }
       logicalKeys.add(logicalKeyOf(parsed.value));
     }
     if (recipients.size === 0) return undefined;

@@ -1,4 +1,5 @@
 import { sha256Hex } from '../attachments/AttachmentStore.js';
+import { NUMBER_TENANT, numberRefOf } from '../ledger/optOut.js';
 import type { AdmissionVerdict } from '../rate/Admission.js';
 import type { ChannelRun } from './run.js';
 
@@ -12,12 +13,39 @@ export const expired = (run: ChannelRun): boolean => {
   return expiresAt !== undefined && run.ctx.clock.now() >= expiresAt;
 };
 
-/** The batch's suppression facts when they cover this recipient; otherwise one strongly consistent read. */
+/**
+ * The batch's suppression facts when they cover this recipient; otherwise one strongly consistent read.
+ * On SMS the number's own entry counts too (an inbound STOP suppresses the number: lib/ledger/optOut.ts).
+ */
 export const suppressionOf = async (run: ChannelRun): Promise<{ suppressed: boolean; reason?: string }> => {
   const { intent } = run.job.valid;
   const fromBatch = run.job.facts?.suppression(intent.tenant, intent.recipient.ref, run.channel);
-  if (fromBatch) return fromBatch;
-  return run.ctx.suppressions.isSuppressed(intent.tenant, intent.recipient.ref, run.channel);
+  const recipient =
+    fromBatch ?? (await run.ctx.suppressions.isSuppressed(intent.tenant, intent.recipient.ref, run.channel));
+  if (recipient.suppressed) return recipient;
+  const number = numberRefFor(run);
+  if (!number) return recipient;
+  return (
+    run.job.facts?.suppression(NUMBER_TENANT, number, run.channel) ??
+    (await run.ctx.suppressions.isSuppressed(NUMBER_TENANT, number, run.channel))
+  );
+};
+
+/** The same, read now (never from the batch): before every retry or resume. */
+export const freshSuppressionOf = async (
+  run: ChannelRun,
+): Promise<{ suppressed: boolean; reason?: string }> => {
+  const { intent } = run.job.valid;
+  const recipient = await run.ctx.suppressions.isSuppressed(intent.tenant, intent.recipient.ref, run.channel);
+  const number = numberRefFor(run);
+  if (recipient.suppressed || !number) return recipient;
+  return run.ctx.suppressions.isSuppressed(NUMBER_TENANT, number, run.channel);
+};
+
+/** The suppression ref of the number an SMS goes to (keyed hash, lib/ledger/optOut.ts). */
+const numberRefFor = (run: ChannelRun): string | undefined => {
+  const phone = run.channel === 'sms' ? run.job.valid.intent.recipient.phone : undefined;
+  return phone ? numberRefOf(phone, run.ctx.contentHashKey) : undefined;
 };
 
 /**
@@ -43,7 +71,11 @@ export const fetchAttachments = async (run: ChannelRun): Promise<string | undefi
  * channel may go.
  */
 export const admit = async (run: ChannelRun): Promise<AdmissionVerdict> => {
-  const { admission } = run.ctx;
+  const { admission, holds } = run.ctx;
+  // A held transport (issue 25): the row waits for the hold without calling the provider, or probes it.
+  const hold = await holds?.check(run.transport.name, run.ctx.clock.now());
+  if (hold?.kind === 'wait') return { kind: 'wait', until: hold.until, why: `transport_hold:${hold.reason}` };
+  if (hold?.kind === 'probe') run.holdProbe = true;
   if (!admission) return { kind: 'go' };
   const { intent, policy } = run.job.valid;
   const phone = run.channel === 'sms' ? intent.recipient.phone : undefined;

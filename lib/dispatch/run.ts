@@ -77,6 +77,8 @@ export interface ChannelRun {
   admitted?: boolean;
   /** What that admission holds: pace tokens (refunded if no send follows) and the breaker to count in. */
   ticket?: AdmissionTicket;
+  /** This send is the one probe of a held transport (lib/rate/TransportHolds.ts): its answer lifts or extends the hold. */
+  holdProbe?: boolean;
   /** This attempt is the provider circuit's half-open probe (lib/transports/health.ts). */
   probe?: boolean;
   /** Providers this attempt skipped because their circuit was open (lib/dispatch/providers.ts). */
@@ -93,7 +95,7 @@ export type GateVerdict =
   | { kind: 'schedule'; dueAt: number }
   | { kind: 'refuse'; state: 'expired' | 'suppressed' | 'blocked'; why: string }
   /** No send token now: the claim waits in `retry_wait` (`paced`) until `until`, no attempt spent. */
-  | { kind: 'pace'; until: number };
+  | { kind: 'pace'; until: number; why?: string };
 
 /** What a phase returns: the next phase (with the row as it now stands), or the channel's outcome. */
 export type Step =

@@ -6,6 +6,7 @@ import type { RecordedEvidence } from '../evidence/EvidenceRecorder.js';
 import type { GateFactsReader, Ledger, SuppressionList } from '../ledger/port.js';
 import type { Logger, MetricsSink } from '../observability.js';
 import type { Admission } from '../rate/Admission.js';
+import type { TransportHolds } from '../rate/TransportHolds.js';
 import type { IntentSealer } from '../seal/IntentSealer.js';
 import type { TemplateRenderer } from '../templates/port.js';
 import type { ProviderCircuits } from '../transports/health.js';
@@ -82,6 +83,8 @@ export interface DispatcherDeps {
   metrics?: MetricsSink;
   /** Rate control and SMS anti-abuse before every provider call (lib/rate/Admission.ts). */
   admission?: Admission;
+  /** The transport-wide holds (issue 25, lib/rate/TransportHolds.ts). Absent: a hold answer is one row's wait. */
+  holds?: TransportHolds;
   probe?: EdgeProbe;
 }
 

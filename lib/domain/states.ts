@@ -17,6 +17,7 @@
  *       └──────► cancelled      (a committed cancel marker; also from claimed, retry_wait, stalled, and from
  *                                dispatching only before the provider call: the marker read follows that write)
  *       └──────► blocked        (the SMS spend breaker, counted after the dispatching write, before the call)
+ *       └──────► suppressed     (the provider refused it: the destination opted out, SMS STOP)
  */
 export const STATES = [
   'scheduled',
@@ -78,10 +79,12 @@ export const TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[
   // provider call, when the strongly consistent cancel-marker read finds a cancel (nothing was sent).
   // dispatching → blocked: the same, when the SMS spend breaker (counted only by the lease holder, so a
   // duplicate whose claim conflicted is never counted) refuses the send (nothing was sent).
+  // dispatching → suppressed: the provider refused the send because the destination opted out (SMS STOP).
   dispatching: [
     'accepted',
     'provider_scheduled',
     'rejected',
+    'suppressed',
     'retry_wait',
     'unknown',
     'cancelled',

@@ -2,6 +2,7 @@ import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink 
 import { METRIC } from '../observability.js';
 import type { EvidenceResult } from './EvidenceRecorder.js';
 import type { ProviderEvidence } from './events.js';
+import { applyOptSignal, type OptSignalDeps } from './optSignals.js';
 import { verifyWebhook, type WebhookRequest, type WebhookSecrets } from './webhooks.js';
 
 export interface WebhookEndpointDeps {
@@ -11,6 +12,8 @@ export interface WebhookEndpointDeps {
   now?: () => number;
   logger?: ReconcileLogger;
   metrics?: ReconcileMetricsSink;
+  /** Where an inbound STOP/START reply (Twilio `OptOutType`) acts: the suppression list (lib/evidence/optSignals.ts). */
+  signals?: OptSignalDeps | undefined;
 }
 
 export interface WebhookResponse {
@@ -42,6 +45,13 @@ export const handleWebhook = async (
   const results: string[] = [];
   for (const parsed of verdict.events) {
     if (parsed.kind === 'ignored') {
+      if (parsed.signal && deps.signals) {
+        const applied = await applyOptSignal(parsed.signal, deps.signals);
+        if (applied !== 'not_an_opt_signal') {
+          results.push(`signal:${applied}`);
+          continue;
+        }
+      }
       deps.logger?.info('webhook event is not evidence', {
         provider: verdict.provider,
         reason: parsed.reason,

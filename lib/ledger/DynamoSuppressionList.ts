@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Channel } from '../domain/purposes.js';
 import { suppressionReason } from './DynamoGateFacts.js';
+import { NUMBER_TENANT, OPT_OUT_SOURCE } from './optOut.js';
 import type { SuppressionDetails, SuppressionList } from './port.js';
 import { SUPPRESSION_TABLE } from './tableDefinition.js';
 
@@ -24,6 +25,8 @@ export interface SuppressionChange {
   source?: string;
   at: number;
   by: string;
+  /** A `provider_opt_out` suppression lifted by an operator with `--force`. */
+  forced?: boolean;
 }
 
 /**
@@ -112,7 +115,12 @@ export class DynamoSuppressionList implements SuppressionList {
     }
   }
 
-  /** Removes one channel's suppression, recording the operator and the reason. False if it was not there. */
+  /**
+   * Removes one channel's suppression, recording the operator and the reason. `not_suppressed` if it was
+   * not there; `needs_force` (nothing changed) when it came from the provider's opt-out list
+   * (`provider_opt_out`) and `force` is not given: carriers require a STOP to be honoured, so lifting one
+   * by hand is a deliberate, recorded decision (the change says `forced`).
+   */
   async remove(
     tenant: string,
     recipientRef: string,
@@ -120,8 +128,16 @@ export class DynamoSuppressionList implements SuppressionList {
     reason: string,
     operator: string,
     now = Date.now(),
-  ): Promise<boolean> {
-    const change: SuppressionChange = { op: 'remove', channel, reason, at: now, by: `operator:${operator}` };
+    options: { force?: boolean } = {},
+  ): Promise<'removed' | 'not_suppressed' | 'needs_force'> {
+    const change: SuppressionChange = {
+      op: 'remove',
+      channel,
+      reason,
+      at: now,
+      by: `operator:${operator}`,
+      ...(options.force ? { forced: true } : {}),
+    };
     try {
       await this.client.send(
         new UpdateCommand({
@@ -129,16 +145,100 @@ export class DynamoSuppressionList implements SuppressionList {
           Key: this.key(tenant, recipientRef),
           UpdateExpression:
             'REMOVE channels.#channel, sources.#channel SET changes = list_append(if_not_exists(changes, :none), :change), updatedAt = :now',
-          ConditionExpression: 'attribute_exists(channels.#channel)',
-          ExpressionAttributeNames: { '#channel': channel },
-          ExpressionAttributeValues: { ':change': [change], ':none': [], ':now': now },
+          ConditionExpression: options.force
+            ? 'attribute_exists(channels.#channel)'
+            : 'attribute_exists(channels.#channel) AND (attribute_not_exists(sources.#channel.#source) OR sources.#channel.#source <> :optOut)',
+          ExpressionAttributeNames: {
+            '#channel': channel,
+            ...(options.force ? {} : { '#source': 'source' }),
+          },
+          ExpressionAttributeValues: {
+            ':change': [change],
+            ':none': [],
+            ':now': now,
+            ...(options.force ? {} : { ':optOut': OPT_OUT_SOURCE }),
+          },
         }),
       );
-      return true;
+      return 'removed';
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const out = await this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: this.key(tenant, recipientRef),
+          ProjectionExpression: 'channels.#channel',
+          ExpressionAttributeNames: { '#channel': channel },
+          ConsistentRead: true,
+        }),
+      );
+      const channels = (out.Item?.channels ?? {}) as Record<string, unknown>;
+      return channel in channels ? 'needs_force' : 'not_suppressed';
     }
+  }
+
+  /**
+   * Remembers, on a number's opt-out entry (lib/ledger/optOut.ts), a recipient whose own SMS entry the
+   * same opt-out wrote (a refused send names the recipient): the number's opt-in then lifts theirs too.
+   */
+  async linkOptOut(numberRef: string, tenant: string, recipientRef: string): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: this.key(NUMBER_TENANT, numberRef),
+        UpdateExpression: 'ADD optOutRecipients :r',
+        ExpressionAttributeValues: { ':r': new Set([`${tenant}:${recipientRef}`]) },
+      }),
+    );
+  }
+
+  /**
+   * The provider's opt-in (a START reply): lifts the channel's suppression only when it came from the
+   * provider's opt-out list, and the entries of the recipients linked to it (`linkOptOut`) on the same
+   * terms. An operator's or a bounce's suppression stays: an opt-in to a sender's texts is not a decision
+   * about them. True when the entry itself was lifted.
+   */
+  async liftOptOut(
+    tenant: string,
+    recipientRef: string,
+    channel: Channel | '*',
+    details: SuppressionDetails & { reason: string },
+  ): Promise<boolean> {
+    const change: SuppressionChange = {
+      op: 'remove',
+      channel,
+      reason: details.reason,
+      source: details.source,
+      at: details.at,
+      by: details.by,
+    };
+    const lift = async (pk: Record<string, string>, dropLinks: boolean) => {
+      try {
+        const out = await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: pk,
+            UpdateExpression: `REMOVE channels.#channel, sources.#channel${dropLinks ? ', optOutRecipients' : ''} SET changes = list_append(if_not_exists(changes, :none), :change), updatedAt = :now`,
+            ConditionExpression: 'sources.#channel.#source = :optOut',
+            ExpressionAttributeNames: { '#channel': channel, '#source': 'source' },
+            ExpressionAttributeValues: {
+              ':change': [change],
+              ':none': [],
+              ':now': details.at,
+              ':optOut': OPT_OUT_SOURCE,
+            },
+            ReturnValues: 'ALL_OLD',
+          }),
+        );
+        return { lifted: true, linked: [...((out.Attributes?.optOutRecipients as Set<string>) ?? [])] };
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return { lifted: false, linked: [] };
+        throw error;
+      }
+    };
+    const own = await lift(this.key(tenant, recipientRef), true);
+    for (const linked of own.linked) await lift({ [SUPPRESSION_TABLE.partitionKey]: linked }, false);
+    return own.lifted;
   }
 
   /** Every suppressed channel, optionally of one tenant. A paginated scan: operator use only. */

@@ -302,6 +302,8 @@ export interface SuppressionList {
     reason: string,
     details?: SuppressionDetails,
   ): Promise<void>;
+  /** Links a recipient's opt-out entry to its number's, so the number's opt-in lifts both (lib/ledger/optOut.ts). */
+  linkOptOut?(numberRef: string, tenant: string, recipientRef: string): Promise<void>;
 }
 
 /** Where a suppression came from: the provider event (or operator) and when. */

@@ -19,7 +19,7 @@ import { archiveRetentionDaysOf, PurposeRegistry } from '../domain/purposes.js';
 import { webhookSecretsFor } from '../evidence/webhookSecrets.js';
 import { SERVICE_NAME } from '../observability.js';
 import { LOCAL_TIMING } from '../queueDefinition.js';
-import { evidenceRecorderFor } from '../wiring.js';
+import { evidenceRecorderFor, optSignalsFor } from '../wiring.js';
 import { localLambdaContext } from './lambdaContext.js';
 import { startLocalOutcomes } from './localOutcomes.js';
 import { SqsPoller } from './SqsPoller.js';
@@ -123,6 +123,7 @@ const webhook = config.localWebhookPort
         recorder: evidenceRecorderFor({ ...config, functionName: 'webhook' }, { clock: systemClock, logger }),
         secrets: webhookSecretsFor(config),
         logger,
+        signals: optSignalsFor({ ...config, functionName: 'webhook' }, { clock: systemClock, logger }),
       },
       { port: config.localWebhookPort },
     )

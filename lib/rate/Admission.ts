@@ -23,7 +23,8 @@ import { BREAKER_METRIC, type BreakerPolicy, type SpendBreaker } from './SpendBr
 export type AdmissionVerdict =
   | { kind: 'go'; ticket?: AdmissionTicket }
   | { kind: 'refuse'; why: string }
-  | { kind: 'wait'; until: number; why: 'paced' };
+  /** `paced`: no send token yet; `transport_hold:<reason>`: the transport is held (lib/rate/TransportHolds.ts). */
+  | { kind: 'wait'; until: number; why: 'paced' | `transport_hold:${string}` };
 
 /** What an admitted send holds until it is sent: its pace tokens and the breaker it must count in. */
 export interface AdmissionTicket {

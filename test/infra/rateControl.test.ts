@@ -2,6 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { ENV } from '../../lib/config.js';
 import { BUILT_IN_PURPOSES } from '../../lib/domain/purposes.js';
+import { HOLD_METRIC } from '../../lib/rate/TransportHolds.js';
 import { SES_AND_SMS, synthStack } from './synth.js';
 
 const reset = BUILT_IN_PURPOSES.find((p) => p.purpose === 'password-reset')!;
@@ -50,6 +51,16 @@ describe('rate control and SMS protection in the CDK app', () => {
       maxWaitMs: 2000,
     });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'SpendBreakerOpened' });
+  });
+
+  it('alarms when rows wait for a transport-wide hold (issue 25), on the metric the dispatcher emits', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: HOLD_METRIC.rows,
+      Namespace: 'Sendproof',
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
   });
 
   it('creates no protect configuration when no purpose lists countries', () => {

@@ -53,7 +53,7 @@ export const claim = async (run: ChannelRun, verdict: GateVerdict): Promise<Step
     ctx.metrics?.count(METRIC.claims);
     if (verdict.kind === 'schedule') return done(claimed.record, 'scheduled');
     if (verdict.kind === 'dispatch') return afterDispatching(run, claimed.record);
-    if (verdict.kind === 'pace') return pace(run, claimed.record, verdict.until);
+    if (verdict.kind === 'pace') return pace(run, claimed.record, verdict.until, verdict.why);
     ctx.metrics?.count(GATE_METRIC[verdict.state]);
     return done(claimed.record, verdict.state);
   }

@@ -2,7 +2,7 @@ import { replayWindowOpen } from '../../domain/replay.js';
 import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
-import { admit, fetchAttachments } from '../gateReads.js';
+import { admit, fetchAttachments, freshSuppressionOf } from '../gateReads.js';
 import { chooseProvider, skipWhy } from '../providers.js';
 import { type ChannelRun, done, leaveUnknown, move, providerHolds, type Step, ttlFor } from '../run.js';
 import { afterDispatching } from './confirm.js';
@@ -17,7 +17,6 @@ import { pace } from './wait.js';
 export const gates = async (run: ChannelRun, input: DeliveryRecord): Promise<Step> => {
   const { ctx } = run;
   let row = input;
-  const { intent } = run.job.valid;
   const replay = isReplay(row);
   // The provider for this attempt: a replay's holder, else the row's provider unless its circuit is open.
   const before = run.transport.name;
@@ -32,7 +31,7 @@ export const gates = async (run: ChannelRun, input: DeliveryRecord): Promise<Ste
   const expiredEarly = await expireIfDue(run, row);
   if (expiredEarly) return expiredEarly;
   // Gate: suppression list, read again before every retry or resume.
-  const suppression = await ctx.suppressions.isSuppressed(intent.tenant, intent.recipient.ref, run.channel);
+  const suppression = await freshSuppressionOf(run);
   if (suppression.suppressed) {
     // A replay is a question about a send that may have happened: the row stays for the reconciler.
     if (replay) return leaveUnknown(run, row, 'replay_refused:suppressed');
@@ -53,7 +52,7 @@ export const gates = async (run: ChannelRun, input: DeliveryRecord): Promise<Ste
   // Rate control and SMS rules (not for a replay: it asks about a send that may have happened).
   if (!replay && !run.admitted) {
     const admitted = await admit(run);
-    if (admitted.kind === 'wait') return pace(run, row, admitted.until);
+    if (admitted.kind === 'wait') return pace(run, row, admitted.until, admitted.why);
     if (admitted.kind === 'refuse') {
       row = await move(ctx, row, 'blocked', admitted.why, { ttl: ttlFor(run, ctx.clock.now()) });
       ctx.metrics?.count(METRIC.blocked);

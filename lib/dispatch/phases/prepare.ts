@@ -27,7 +27,7 @@ const verdictOf = async (run: ChannelRun): Promise<GateVerdict> => {
   if (checksum) return { kind: 'refuse', state: 'blocked', why: checksum };
   const admitted = await admit(run);
   if (admitted.kind === 'refuse') return { kind: 'refuse', state: 'blocked', why: admitted.why };
-  if (admitted.kind === 'wait') return { kind: 'pace', until: admitted.until };
+  if (admitted.kind === 'wait') return { kind: 'pace', until: admitted.until, why: admitted.why };
   run.admitted = true;
   if (expired(run)) return { kind: 'refuse', state: 'expired', why: 'expired_before_dispatch' };
   return { kind: 'dispatch' };

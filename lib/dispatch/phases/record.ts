@@ -4,6 +4,8 @@ import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
 import { CIRCUIT_METRIC } from '../../transports/health.js';
 import type { SendResult } from '../../transports/port.js';
+import { holdTransport } from '../hold.js';
+import { recordOptOut } from '../optOut.js';
 import { park } from '../parking.js';
 import { nextProvider, provesNotTaken } from '../providers.js';
 import { type ChannelRun, delayFor, done, iso, LostRace, move, type Step, ttlFor } from '../run.js';
@@ -71,6 +73,7 @@ const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult)
   if (failover) return failover;
   switch (result.kind) {
     case 'rejected': {
+      if (result.cause === 'opted_out') return recordOptOut(run, row, result);
       const rejected = await move(ctx, row, 'rejected', `provider_rejected:${result.code ?? result.reason}`, {
         attempts,
         ttl: ttlFor(run, now),
@@ -92,6 +95,7 @@ const outcome = async (run: ChannelRun, row: DeliveryRecord, result: SendResult)
     }
     case 'retryable': {
       // A hold (a quota, a paused account) is about the transport, not this row: it spends no budget.
+      if (result.hold) return holdTransport(run, row, { ...result, hold: result.hold });
       if (attempts >= run.job.valid.policy.maxAttempts && !result.hold) {
         const exhausted = await move(ctx, row, 'rejected', `retry_budget_exhausted:${result.reason}`, {
           attempts,

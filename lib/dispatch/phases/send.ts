@@ -3,6 +3,7 @@ import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
 import { labelKeyOf, sealLabel } from '../../transports/labels.js';
 import type { OutboundMessage, SendResult } from '../../transports/port.js';
+import { afterProbe } from '../hold.js';
 import { type ChannelRun, done, move, providerHolds, type Step, ttlFor } from '../run.js';
 
 /**
@@ -27,6 +28,7 @@ export const send = async (run: ChannelRun, row: DeliveryRecord): Promise<Step> 
   }
   const result = await call(run, row);
   admission?.observe(run.transport.name, result);
+  await afterProbe(run, result);
   await observeHealth(run, result);
   run.admitted = false;
   delete run.ticket;

@@ -1,5 +1,6 @@
 import { replayWindowOpen } from '../../domain/replay.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
+import { HOLD_METRIC } from '../../rate/TransportHolds.js';
 import { park } from '../parking.js';
 import { type ChannelRun, delayFor, done, move, type Step } from '../run.js';
 
@@ -36,9 +37,18 @@ export const parkForReplay = async (
   return done(row, 'retry_later', { dueAt });
 };
 
-/** No token: the row waits in `retry_wait` (`paced`), owned by the ledger; its attempts are untouched. */
-export const pace = async (run: ChannelRun, row: DeliveryRecord, until: number): Promise<Step> => {
-  const waiting = await move(run.ctx, row, 'retry_wait', 'paced', { nextAttemptAt: until });
-  await park(run.ctx, run.job, 'paced', until + run.ctx.parkGraceMs);
+/**
+ * No token, or a held transport: the row waits in `retry_wait` (`paced`, `transport_hold:<reason>`), owned
+ * by the ledger (sealed; the sweep resumes it when due); its attempts are untouched.
+ */
+export const pace = async (
+  run: ChannelRun,
+  row: DeliveryRecord,
+  until: number,
+  why = 'paced',
+): Promise<Step> => {
+  const waiting = await move(run.ctx, row, 'retry_wait', why, { nextAttemptAt: until });
+  if (why.startsWith('transport_hold')) run.ctx.metrics?.count(HOLD_METRIC.rows);
+  await park(run.ctx, run.job, why.split(':')[0]!, until + run.ctx.parkGraceMs);
   return done(waiting, 'retry_later', { dueAt: until });
 };

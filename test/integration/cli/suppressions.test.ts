@@ -78,6 +78,32 @@ describe('sendproof suppressions', () => {
     ]);
   });
 
+  it('lifting a provider_opt_out entry needs --force and records the operator and reason (issue 29)', async () => {
+    // Prepare: what a refused send to an opted-out number writes
+    await list.suppress('acme-games', 'player-stop', 'sms', 'opted_out', {
+      source: 'provider_opt_out',
+      at: Date.parse('2026-12-01T09:00:00Z'),
+      by: 'provider:twilio:21610',
+    });
+    const args = ['acme-games', 'player-stop', 'sms', '--reason', 'player re-subscribed by phone call'];
+    // Act
+    const refused = await cli('remove', ...args, '--operator', 'carol').catch((e) => e);
+    const stillThere = await list.isSuppressed('acme-games', 'player-stop', 'sms');
+    const forced = await cli('remove', ...args, '--operator', 'carol', '--force', '--json');
+    // Assess
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--force');
+    expect(stillThere).toEqual({ suppressed: true, reason: 'opted_out' });
+    expect(JSON.parse(forced.stdout)).toMatchObject({ removed: true, forced: true, operator: 'carol' });
+    expect(await list.isSuppressed('acme-games', 'player-stop', 'sms')).toEqual({ suppressed: false });
+    expect((await list.changes('acme-games', 'player-stop')).at(-1)).toMatchObject({
+      op: 'remove',
+      by: 'operator:carol',
+      reason: 'player re-subscribed by phone call',
+      forced: true,
+    });
+  });
+
   it('add validates its input and records the operator as the source', async () => {
     // Act
     const bad = await cli('add', 'acme', 'u-1', 'fax', '--reason', 'asked', '--operator', 'bob').catch(

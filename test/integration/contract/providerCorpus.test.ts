@@ -1,12 +1,16 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sesClient, smsV2Client } from '../../../lib/aws/messagingClients.js';
+import { transportHoldsReadModel } from '../../../lib/console/holdsPanel.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { type ParsedEvent, parseLambdaEvent } from '../../../lib/evidence/events.js';
+import { applyOptSignal } from '../../../lib/evidence/optSignals.js';
 import { verifyWebhook } from '../../../lib/evidence/webhooks.js';
+import { NUMBER_TENANT, numberRefOf } from '../../../lib/ledger/optOut.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
+import { TransportHolds } from '../../../lib/rate/TransportHolds.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
@@ -25,12 +29,18 @@ import { SesTransport } from '../../../lib/transports/SesTransport.js';
 import { SmsV2Transport } from '../../../lib/transports/SmsV2Transport.js';
 import { TwilioTransport } from '../../../lib/transports/TwilioTransport.js';
 import { type CorpusCase, loadCorpus } from '../../contract/providers/corpus.js';
-import { createHarness, type Harness, pdfAttachment, restTransports } from '../../support/dispatchHarness.js';
+import {
+  CONTENT_KEY,
+  createHarness,
+  type Harness,
+  pdfAttachment,
+  restTransports,
+} from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
 import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 import { emailMessage, keyFor, smsMessage } from '../../support/fakes/outbound.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
-import { healthReportIntent } from '../../support/fixtures.js';
+import { healthReportIntent, receiptIntent, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { pushEvidenceOnly } from '../reconcile/support.js';
 
@@ -361,6 +371,118 @@ describe('the provider contract corpus (issue 25)', () => {
     });
   }
 
+  for (const { c, expected } of ignoredCases.filter(
+    ({ expected }) => expected.signal?.kind === 'opt_out' || expected.signal?.kind === 'opt_in',
+  )) {
+    const signal = expected.signal as { kind: 'opt_out' | 'opt_in'; phone: string };
+    it(`${c.id}: ${c.name} ${signal.kind === 'opt_out' ? 'suppresses' : 'lifts the opt-out of'} the sender's number on SMS (source provider_opt_out, issue 29)`, async () => {
+      // Prepare: for an opt-in, the number opted out before (as a STOP had left it), and an operator's
+      // suppression of another channel that the opt-in must not lift
+      const phone = signal.phone;
+      const number = numberRefOf(phone, CONTENT_KEY);
+      const deps = { suppressions: h.suppressions, numberKey: async () => CONTENT_KEY, clock };
+      if (signal.kind === 'opt_in') {
+        await h.suppressions.suppress(NUMBER_TENANT, number, 'sms', 'opted_out', {
+          source: 'provider_opt_out',
+          at: clock.now(),
+          by: 'provider:earlier-stop',
+        });
+        await h.suppressions.suppress(NUMBER_TENANT, number, 'email', 'asked', {
+          source: 'operator:alice',
+          at: clock.now(),
+          by: 'operator:alice',
+        });
+      }
+      const parsed = parse(c);
+      if (parsed.kind !== 'ignored' || !parsed.signal) throw new Error('no signal');
+      // Cases share documented numbers: only this case's changes count.
+      if (signal.kind === 'opt_out')
+        await h.suppressions.liftOptOut(NUMBER_TENANT, number, 'sms', {
+          source: 'test',
+          at: clock.now(),
+          by: 'test',
+          reason: 'a fresh start',
+        });
+      const earlier = (await h.suppressions.changes(NUMBER_TENANT, number)).length;
+
+      // Act: what the evidence function (SNS) and the webhook endpoint do with the signal, twice
+      const first = await applyOptSignal(parsed.signal, deps);
+      const again = await applyOptSignal(parsed.signal, deps);
+
+      // Assess
+      const listed = (await h.suppressions.list(NUMBER_TENANT)).filter((e) => e.recipientRef === number);
+      const changes = (await h.suppressions.changes(NUMBER_TENANT, number)).slice(earlier);
+      expect(JSON.stringify({ listed, changes })).not.toContain(phone.slice(1));
+      if (signal.kind === 'opt_out') {
+        expect([first, again]).toEqual(['opted_out', 'opted_out']);
+        expect(listed.filter((e) => e.channel === 'sms')).toMatchObject([
+          { reason: 'opted_out', source: 'provider_opt_out' },
+        ]);
+        expect(changes.filter((ch) => ch.op === 'add')).toHaveLength(1);
+        // ... and a later intent to that number stops at the gate, without a provider call
+        const before = sim.requests().length;
+        const intent = resetIntent({
+          eventId: `after-${c.id.replace('/', '-')}`,
+          channels: ['sms'],
+          recipient: { ref: `someone-${++seq}`, phone },
+        });
+        const outcome = await h.dispatcher().handle(JSON.stringify(intent), { messageId: `m-${seq}` });
+        expect(outcome, JSON.stringify(outcome)).toMatchObject({ channels: [{ state: 'suppressed' }] });
+        expect(sim.requests().length).toBe(before);
+      } else {
+        expect([first, again]).toEqual(['opted_in', 'opt_in_without_opt_out']);
+        expect(listed).toMatchObject([{ channel: 'email', source: 'operator:alice' }]);
+        expect(await h.suppressions.isSuppressed(NUMBER_TENANT, number, 'sms')).toEqual({
+          suppressed: false,
+        });
+      }
+    });
+  }
+
+  for (const c of errorCases.filter((e) => e.expected.cause === 'opted_out')) {
+    it(`${c.id}: through the dispatcher, the row ends suppressed (opted_out) and the recipient is suppressed on SMS with source provider_opt_out (issue 29)`, async () => {
+      // Prepare: the real adapter, the fake answers the documented bytes once
+      const { transport } = adapterFor(c);
+      fake.enqueue({ reply: c.payload.status, headers: c.payload.headers, body: c.payload.body });
+      const n = ++seq;
+      const recipient = { ref: `opted-${n}`, phone: `+1555555${String(n).padStart(4, '0')}` };
+      const intent = (id: string) =>
+        JSON.stringify(resetIntent({ eventId: `opt-${n}-${id}`, channels: ['sms'], recipient }));
+      const transports = { email: h.transports.email, sms: transport };
+      const calls = fake.requests.length;
+
+      // Act: the refused send, then a later intent to the same recipient
+      const first = await h.dispatcher({ transports }).handle(intent('a'), { messageId: `m-${n}-a` });
+      const later = await h.dispatcher({ transports }).handle(intent('b'), { messageId: `m-${n}-b` });
+
+      // Assess
+      const row = (await h.ledger.get(first.channels[0]!.dedupeKey))!;
+      expect(row.state).toBe('suppressed');
+      expect(row.history.at(-1)?.why).toBe('opted_out');
+      expect(
+        (await h.suppressions.list('acme-games')).filter((e) => e.recipientRef === recipient.ref),
+      ).toMatchObject([{ channel: 'sms', reason: 'opted_out', source: 'provider_opt_out' }]);
+      expect(later.channels[0]).toMatchObject({ state: 'suppressed', action: 'suppressed' });
+      expect(fake.requests.length - calls).toBe(1);
+      // ... and the number's START (it names only the number) lifts the recipient's entry too
+      const started = await applyOptSignal(
+        {
+          kind: 'opt_in',
+          channel: 'sms',
+          provider: c.provider === 'twilio' ? 'twilio' : 'sms-v2',
+          phone: recipient.phone,
+          keyword: 'START',
+          evidenceId: `start-${n}`,
+        },
+        { suppressions: h.suppressions, numberKey: async () => CONTENT_KEY, clock },
+      );
+      expect(started).toBe('opted_in');
+      expect(await h.suppressions.isSuppressed('acme-games', recipient.ref, 'sms')).toEqual({
+        suppressed: false,
+      });
+    });
+  }
+
   for (const c of errorCases) {
     const { kind, cause, hold } = c.expected;
     it(`${c.id}: ${c.name} is ${kind}${cause ? ` (${cause})` : ''}${hold ? ` (hold ${hold})` : ''}`, async () => {
@@ -378,4 +500,97 @@ describe('the provider contract corpus (issue 25)', () => {
       if (result.kind === 'retryable') expect(result.hold?.reason).toBe(c.expected.hold);
     });
   }
+});
+
+describe('a transport-wide hold (issue 25), on DynamoDB Local with the documented SendingPausedException', () => {
+  it('the row and the next rows of the transport wait in retry_wait (transport_hold) with no provider call, no rejection and no fallback; after the hold lifts they send', async () => {
+    // Prepare: the real SES adapter against the fake, which answers the documented bytes once
+    const paused = errorCases.find((c) => c.id === 'ses/error-sending-paused')!;
+    const { transport: ses } = adapterFor(paused);
+    const holds = new TransportHolds(localDynamo().doc, h.table, { workerId: 'dispatch:hold-test' });
+    const sms = pushEvidenceOnly(restTransports(sim).sms);
+    const dispatcher = () => h.dispatcher({ transports: { email: ses, sms }, holds });
+    const smsBefore = sim.requests().length;
+    fake.enqueue({
+      reply: paused.payload.status,
+      headers: paused.payload.headers,
+      body: paused.payload.body,
+    });
+    const calls = fake.requests.length;
+    const report = JSON.stringify(
+      healthReportIntent({
+        eventId: 'held-report',
+        recipient: { ref: 'held-1', email: 'a@example.com', phone: '+15555550101' },
+        attachments: [attachment],
+      }),
+    );
+    const receipts = [2, 3].map((n) =>
+      JSON.stringify(
+        receiptIntent({
+          eventId: `held-receipt-${n}`,
+          recipient: { ref: `held-${n}`, email: 'b@example.com' },
+        }),
+      ),
+    );
+
+    // Act: the hold answer, then two more rows of the same transport
+    const first = await dispatcher().handle(report, { messageId: 'held-a' });
+    const next = [];
+    for (const [i, body] of receipts.entries())
+      next.push(await dispatcher().handle(body, { messageId: `held-${i}` }));
+    const heldView = await holds.read('ses');
+    const panel = transportHoldsReadModel(localDynamo().doc, h.table, ['ses', 'rest']);
+    const shownWhileHeld = await panel.open();
+    const waiting = await Promise.all(
+      [first, ...next].map(async (o) => (await h.ledger.get(o.channels[0]!.dedupeKey))!),
+    );
+    const callsWhileHeld = fake.requests.length - calls;
+    // ... the hold's probe time passes: the first row probes (accepted), then the others send
+    clock.advance(11 * 60_000);
+    fake.enqueue(
+      ...[0, 1, 2].map((i) => ({
+        reply: 200,
+        headers: { 'content-type': 'application/json' },
+        body: { MessageId: `0100-held-${i}` },
+      })),
+    );
+    const probe = await dispatcher().handle(report, { messageId: 'held-a2' });
+    const lifted = await holds.read('ses');
+    const shownAfter = await panel.open();
+    const after = [];
+    for (const [i, body] of receipts.entries())
+      after.push(await dispatcher().handle(body, { messageId: `held-${i}-2` }));
+
+    // Assess
+    expect(heldView).toMatchObject({ holdState: 'held', reason: 'sending_paused', version: 1 });
+    expect(heldView?.history).toHaveLength(1);
+    expect(callsWhileHeld).toBe(1);
+    // ... the console's holds panel (and `sendproof stats`, through the same read) shows it while it stands
+    expect(shownWhileHeld).toEqual([
+      {
+        kind: 'transport_hold',
+        name: 'ses',
+        reason: 'sending_paused',
+        since: new Date(heldView!.since).toISOString(),
+        until: new Date(heldView!.probeAt).toISOString(),
+      },
+    ]);
+    expect(shownAfter).toEqual([]);
+    for (const row of waiting) {
+      expect(row.state).toBe('retry_wait');
+      expect(row.history.at(-1)?.why).toBe('transport_hold:sending_paused');
+      expect(row.nextAttemptAt).toBe(heldView!.probeAt);
+    }
+    expect(first.channels).toHaveLength(1);
+    expect(probe.channels.map((c) => [c.channel, c.state])).toEqual([['email', 'accepted']]);
+    expect(lifted).toMatchObject({ holdState: 'lifted', version: 2 });
+    expect(lifted?.history.map((e) => e.s)).toEqual(['hold_started', 'hold_lifted']);
+    expect(after.map((o) => o.channels[0]?.state)).toEqual(['accepted', 'accepted']);
+    const rows = await Promise.all(
+      [probe, ...after].map(async (o) => (await h.ledger.get(o.channels[0]!.dedupeKey))!),
+    );
+    expect(rows.flatMap((r) => r.history).some((e) => e.s === 'rejected')).toBe(false);
+    expect(sim.requests().length).toBe(smsBefore);
+    expect(fake.requests.length - calls).toBe(4);
+  });
 });

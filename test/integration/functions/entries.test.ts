@@ -30,7 +30,9 @@ import {
   generateSigningKeys,
   type SignedRequest,
   signResend,
+  signTwilio,
 } from '../../../lib/simulator/webhookSigners.js';
+import { loadCorpus } from '../../contract/providers/corpus.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
 import { labelOf, sesTags } from '../../support/evidenceLabels.js';
 import { MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
@@ -278,6 +280,54 @@ describe('Lambda entry points', () => {
     // Assess
     expect(accepted.statusCode).toBe(200);
     expect(refused.statusCode).toBe(401);
+  });
+
+  it('evidence and webhook: a documented STOP reply suppresses the number (provider_opt_out), the next SMS to it stops at the gate, and START lifts it (issue 29)', async () => {
+    // Prepare: the providers' documented inbound payloads (test/contract/providers/)
+    const payloadOf = (id: string) =>
+      loadCorpus().find((c) => c.id === id)!.payload as Record<string, string>;
+    const stop = payloadOf('sms-v2/inbound-stop');
+    const snsEvent = {
+      Records: [{ EventSource: 'aws:sns', Sns: { MessageId: 'sns-stop-1', Message: JSON.stringify(stop) } }],
+    };
+    const twilioUrl = 'https://entries.lambda-url.us-east-1.on.aws/twilio';
+    const twilioStop = payloadOf('twilio/inbound-opt-out-type-stop');
+    const twilioStart = payloadOf('twilio/inbound-opt-out-type-start');
+    const before = sim.requests().length;
+
+    // Act
+    const stopped = await evidence(snsEvent, localLambdaContext('evidence'));
+    const afterStop = await dispatch(
+      sqsEvent(
+        'm-opted-out',
+        JSON.stringify(
+          resetIntent({
+            eventId: 'entry-opted-out',
+            channels: ['sms'],
+            recipient: { ref: 'texter-1', phone: stop.originationNumber! },
+          }),
+        ),
+      ),
+      localLambdaContext('dispatch'),
+    );
+    const twilioStopped = await webhook(
+      functionUrlEvent('/twilio', signTwilio(signingKeys, twilioUrl, twilioStop)),
+      localLambdaContext('webhook'),
+    );
+    const started = await webhook(
+      functionUrlEvent('/twilio', signTwilio(signingKeys, twilioUrl, twilioStart)),
+      localLambdaContext('webhook'),
+    );
+
+    // Assess
+    expect(stopped.results).toEqual(['signal:opted_out']);
+    expect((await queries.findByEvent('entry-opted-out'))[0]?.state).toBe('suppressed');
+    expect(afterStop.batchItemFailures).toEqual([]);
+    expect(sim.requests().length).toBe(before);
+    expect(JSON.parse(String((twilioStopped as { body: string }).body))).toEqual({
+      results: ['signal:opted_out'],
+    });
+    expect(JSON.parse(String((started as { body: string }).body))).toEqual({ results: ['signal:opted_in'] });
   });
 
   it('console: the API answers a viewer the gateway verified (JWT claims) with the ledger overview', async () => {

@@ -38,11 +38,12 @@ describe('state table', () => {
     expect(canTransition('dispatching', 'claimed')).toBe(false);
     // `cancelled` and `blocked` only before the provider call (the cancel-marker read and the spend
     // breaker's count follow the dispatching write), and `provider_scheduled` only with the provider's
-    // id: all are answers, not guesses.
+    // id, and `suppressed` only on the provider's opted-out refusal (issue 29): all are answers, not guesses.
     expect(TRANSITIONS.dispatching).toEqual([
       'accepted',
       'provider_scheduled',
       'rejected',
+      'suppressed',
       'retry_wait',
       'unknown',
       'cancelled',
