@@ -575,9 +575,9 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     expect(reconcile).toHaveLength(1);
     expect(byMetric('Errors')).toHaveLength(6);
     expect(byMetric('Throttles')).toHaveLength(6);
-    // … the five evidence alarms (test/infra/evidenceAlarms.test.ts), the spend breaker's and the
-    // last-receive seal's (test/infra/sealAlarm.test.ts).
-    expect(alarms).toHaveLength(5 + 1 + 1 + 4 + 1 + 12 + 5 + 1 + 1);
+    // … the six evidence alarms (test/infra/evidenceAlarms.test.ts, EvidenceRefused among them), the
+    // spend breaker's and the last-receive seal's (test/infra/sealAlarm.test.ts).
+    expect(alarms).toHaveLength(6 + 1 + 1 + 4 + 1 + 12 + 5 + 1 + 1);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
     }

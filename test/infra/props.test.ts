@@ -140,11 +140,12 @@ describe('NotificationLedger with Resend, Twilio, a provider secret, attachments
     expect(env[ENV.recordConcurrency]).toBe('8');
   });
 
-  it('lets the reconciler read the provider secret for lookups but not the content-hash key', () => {
+  it('lets the reconciler read the provider secret for lookups and the content-hash key to open the labels of pulled events', () => {
     // Prepare
     const statements = statementsOf(synth.stack, synth.template, synth.stack.ledger.reconciler.function.role);
-    // Assess
+    // Assess: pulled evidence is authenticated like pushed evidence (lib/evidence/labelAuth.ts)
     expect(allowing(statements, 'secretsmanager:GetSecretValue').map((s) => s.Resource)).toEqual([
+      { Ref: expect.stringMatching(/^LedgerContentHashKey/) },
       PROVIDER_SECRET_ARN,
     ]);
   });

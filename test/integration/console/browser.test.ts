@@ -615,13 +615,18 @@ describe('operator console in Chromium', () => {
     const find = async (fieldName: string, value: string) => {
       await page.selectOption('#find-field', fieldName);
       await page.fill('#find-value', value);
+      // The previous answer's rows go first, so what is read below is this search's render (the page
+      // renders after the response arrives: on a loaded machine, not in the same tick).
+      await page.evaluate(() =>
+        document.querySelector('[data-testid="find-table"] tbody')?.replaceChildren(),
+      );
       await Promise.all([
         page.waitForResponse((r) => r.url().includes('/api/search')),
         page.click('#find-submit'),
       ]);
-      return page
-        .locator('[data-testid="find-table"] tbody tr')
-        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key')));
+      const rows = page.locator('[data-testid="find-table"] tbody tr');
+      await rows.first().waitFor({ timeout: 10_000 });
+      return rows.evaluateAll((found) => found.map((r) => r.getAttribute('data-key')));
     };
     const target = mix[0]!;
     expect(await find('eventId', target.eventId)).toEqual([target.pk]);

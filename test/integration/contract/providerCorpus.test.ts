@@ -329,13 +329,19 @@ describe('the provider contract corpus (issue 25)', () => {
           outcome: expected.settlesTo,
         },
       });
-      // ... the recorder gives the fact its meaning on an accepted row of a fallback purpose
-      expect(onAccepted).toMatchObject({
-        kind: 'fact_recorded',
-        suppressed: expected.suppresses,
-        fallbackAdvanced: expected.unlocksFallback,
-      });
-      expect((await h.ledger.get(accepted.pk))?.delivery?.status).toBe(expected.fact);
+      // ... the recorder gives the fact its meaning on an accepted row of a fallback purpose; a `sent` of
+      // the message the accepted row already records adds nothing and writes nothing (issue 27)
+      if (expected.fact === 'sent') {
+        expect(onAccepted).toMatchObject({ kind: 'redundant', state: 'accepted' });
+        expect((await h.ledger.get(accepted.pk))?.delivery).toBeUndefined();
+      } else {
+        expect(onAccepted).toMatchObject({
+          kind: 'fact_recorded',
+          suppressed: expected.suppresses,
+          fallbackAdvanced: expected.unlocksFallback,
+        });
+        expect((await h.ledger.get(accepted.pk))?.delivery?.status).toBe(expected.fact);
+      }
       const suppression = await h.suppressions.isSuppressed(
         accepted.tenant,
         accepted.recipientRef,

@@ -202,7 +202,7 @@ describe('DynamoLedger on DynamoDB Local', () => {
     // Prepare: long-ish real identifiers, as a receipt (revision in the key) would have
     const row = claimRow({
       intent: receiptIntent({
-        eventId: 'pay_84721-ord_219-with-a-longer-business-event-id',
+        eventId: 'pay_84721-ord_219-with-a-long-event-id',
         recipient: { ref: 'player-7300000000-eu-west', email: MARKERS.email },
       }),
     });
