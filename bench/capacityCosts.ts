@@ -214,9 +214,10 @@ export const measureCapacityCosts = async (
   for (const name of SCENARIO_NAMES) {
     const def = SCENARIOS[name];
     pipeline.reset();
-    const bodies = Array.from({ length: options.count }, (_, i) =>
-      def.body(`cap-${name}-${Date.now()}-${i}`, i),
-    );
+    // Ids of the validation's shape (`val-<base36 time>-<n>`, bench/capacityValidate.ts): a row's write
+    // units depend on its size near 1 KB, so the costs are measured on rows as large as the ones checked.
+    const run = Date.now().toString(36);
+    const bodies = Array.from({ length: options.count }, (_, i) => def.body(`cap-${run}-${i}`, i));
     const fault = FAULTS[name];
     if (fault) for (const body of bodies) pipeline.simulator.addFault(fault(destinationOf(body)));
     const keys = bodies.flatMap((b) => pipeline.keysOf(b));

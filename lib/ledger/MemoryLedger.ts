@@ -231,12 +231,18 @@ export class MemoryLedger implements Ledger, OperatorQueries {
 
   async summaries(_cursor?: string): Promise<{ items: ItemSummary[]; cursor?: string }> {
     return {
-      items: [...this.items.values()].map(({ state, kind, createdAt, attnAt }) => ({
-        ...(state !== undefined ? { state } : {}),
-        ...(kind !== undefined ? { kind } : {}),
-        ...(createdAt !== undefined ? { createdAt } : {}),
-        ...(attnAt !== undefined ? { attnAt } : {}),
-      })) as ItemSummary[],
+      items: [...this.items.values()].map(
+        ({ pk, state, kind, createdAt, attnAt, failures, openUntil, reason }) => ({
+          ...(pk !== undefined ? { pk } : {}),
+          ...(state !== undefined ? { state } : {}),
+          ...(failures !== undefined ? { failures } : {}),
+          ...(openUntil !== undefined ? { openUntil } : {}),
+          ...(reason !== undefined ? { reason } : {}),
+          ...(kind !== undefined ? { kind } : {}),
+          ...(createdAt !== undefined ? { createdAt } : {}),
+          ...(attnAt !== undefined ? { attnAt } : {}),
+        }),
+      ) as ItemSummary[],
     };
   }
 

@@ -617,9 +617,7 @@ describe('operator console in Chromium', () => {
       await page.fill('#find-value', value);
       // The previous answer's rows go first, so what is read below is this search's render (the page
       // renders after the response arrives: on a loaded machine, not in the same tick).
-      await page.evaluate(() =>
-        document.querySelector('[data-testid="find-table"] tbody')?.replaceChildren(),
-      );
+      await page.evaluate(`document.querySelector('[data-testid="find-table"] tbody')?.replaceChildren()`);
       await Promise.all([
         page.waitForResponse((r) => r.url().includes('/api/search')),
         page.click('#find-submit'),
