@@ -46,6 +46,11 @@ export const METRIC = {
    * another message than the row's (lib/evidence/labelAuth.ts). Never applied to a row.
    */
   evidenceRefused: 'EvidenceRefused',
+  /**
+   * An event its key's evidence item had no room left to keep (dimension source; at most
+   * MAX_EVENTS_PER_KEY per key): still applied to a row it found, but not kept for a later one.
+   */
+  evidenceNotKept: 'EvidenceNotKept',
   /** Webhook requests refused with 401: unsigned, forged or replayed (dimensions provider, reason). */
   webhookRefused: 'WebhookRefused',
   /** Archiver. */

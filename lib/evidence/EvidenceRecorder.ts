@@ -142,11 +142,13 @@ export class EvidenceRecorder implements RecordedEvidence {
     // a row that moves meanwhile finds it (then read, or read again).
     const appended = await this.deps.store.append(evidence, now, known ? this.retentionOf(known, now) : {});
     reads += appended.consumedReadUnits;
-    if (appended.full)
+    if (appended.full) {
+      this.deps.metrics?.count(METRIC.evidenceNotKept, 1, { source: evidence.source });
       this.deps.logger?.warn('evidence item full: event not kept', {
         evidenceId: evidence.evidenceId,
         why: evidence.why,
       });
+    }
     if (!appended.ref) return this.unmatched(evidence, reads);
     const got = await this.deps.store.getRow(appended.ref);
     reads += got.consumedReadUnits;

@@ -432,6 +432,10 @@ describe('the evidence item of a key is bounded and expires with its row (issue 
     expect(item.ttl).toBe(retentionTtl(policy, clock.now()));
     expect(item.eventIds).toHaveLength(MAX_EVENTS_PER_KEY);
     expect(item.events).toHaveLength(MAX_EVENTS_PER_KEY);
+    // ... and each event it could not keep is counted, not only logged
+    expect(metrics.counts.filter((c) => c.name === 'EvidenceNotKept')).toEqual(
+      Array.from({ length: 3 }, () => ({ name: 'EvidenceNotKept', value: 1, dimensions: { source: 'ses' } })),
+    );
   });
 
   it('opens and clicks are recorded once per message, on the row and in the item', async () => {
