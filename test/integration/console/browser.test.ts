@@ -651,12 +651,15 @@ describe('operator console in Chromium', () => {
       shared.waitForResponse((r) => r.url().includes('/api/search')),
       shared.click('th button[data-sort="eventId"]'),
     ]);
+    // The response arrives before the page renders it: wait for the render, not only the answer.
+    await shared.locator('th[aria-sort="descending"]').waitFor({ timeout: 10_000 });
     const desc = await shared.locator('[data-testid="find-table"] .event-id').allTextContents();
     expect([...desc].sort().reverse()).toEqual(desc);
     await Promise.all([
       shared.waitForResponse((r) => r.url().includes('/api/search')),
       shared.click('.page-next'),
     ]);
+    await shared.locator('.page-of', { hasText: 'page 2 of' }).first().waitFor({ timeout: 10_000 });
     const url = new URL(shared.url());
     // (descending is the search's default direction, so the link leaves it out)
     expect([
