@@ -257,9 +257,15 @@ export class NotificationLedger extends Construct {
       description: 'Sendproof: seals intents that left the happy path (AWS Encryption SDK data keys)',
       enableKeyRotation: true,
     });
-    // The batch's gate facts are one BatchGetItem over both tables (lib/ledger/DynamoGateFacts.ts).
+    // The batch's gate facts are one BatchGetItem over both tables (lib/ledger/DynamoGateFacts.ts). The
+    // dispatcher also writes the suppression list: a bounce kept before the accepted write, and a
+    // provider's opt-out answer, suppress the recipient on that write.
     const dispatch = this.tables
-      .bindTo(this.dispatcher.function, { ledger: 'readwrite', suppression: 'read', batchGateReads: true })
+      .bindTo(this.dispatcher.function, {
+        ledger: 'readwrite',
+        suppression: 'readwrite',
+        batchGateReads: true,
+      })
       .bindContentHashSecret(this.contentHashSecret)
       .bindSealKey(this.sealKey)
       .bindIntakeQueue(this.intake.queue, 'visibility')
