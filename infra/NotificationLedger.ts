@@ -258,14 +258,10 @@ export class NotificationLedger extends Construct {
       enableKeyRotation: true,
     });
     // The batch's gate facts are one BatchGetItem over both tables (lib/ledger/DynamoGateFacts.ts). The
-    // dispatcher also writes the suppression list: a bounce kept before the accepted write, and a
-    // provider's opt-out answer, suppress the recipient on that write.
+    // dispatcher also suppresses recipients (UpdateItem only): a bounce kept before the accepted write,
+    // and a provider's opt-out answer (lib/dispatch/optOut.ts).
     const dispatch = this.tables
-      .bindTo(this.dispatcher.function, {
-        ledger: 'readwrite',
-        suppression: 'readwrite',
-        batchGateReads: true,
-      })
+      .bindTo(this.dispatcher.function, { ledger: 'readwrite', suppression: 'update', batchGateReads: true })
       .bindContentHashSecret(this.contentHashSecret)
       .bindSealKey(this.sealKey)
       .bindIntakeQueue(this.intake.queue, 'visibility')

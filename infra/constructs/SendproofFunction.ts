@@ -16,7 +16,11 @@ import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
 import { fromRepoRoot } from './paths.js';
 import { type BundleFolder, bundleFolder, folderPath, PREBUNDLED, prebundledFunction } from './prebundled.js';
 
-export type TableAccess = 'read' | 'readwrite';
+/**
+ * `update`: read, and change existing or new items by UpdateItem only (never replace one by PutItem) —
+ * what a writer of the suppression list needs (lib/ledger/DynamoSuppressionList.ts writes by update only).
+ */
+export type TableAccess = 'read' | 'update' | 'readwrite';
 
 /**
  * The item-level actions every reader or writer of the tables uses (GetItem, Query, PutItem, UpdateItem):
@@ -26,8 +30,12 @@ export type TableAccess = 'read' | 'readwrite';
  */
 const TABLE_ACTIONS: Record<TableAccess, string[]> = {
   read: ['dynamodb:GetItem', 'dynamodb:Query'],
+  update: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
   readwrite: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
 };
+
+/** The statement id's access word: `LedgerRead`, `SuppressionUpdate`, `SuppressionReadWrite`, … */
+const ACCESS_SID: Record<TableAccess, string> = { read: 'Read', update: 'Update', readwrite: 'ReadWrite' };
 
 export interface SendproofFunctionProps {
   /** Repository-relative entry, e.g. `functions/dispatch/index.ts`; the export is always `handler`. */
@@ -163,7 +171,7 @@ export class SendproofFunction extends Construct {
     this.fn.addEnvironment(ENV.ledgerTable, table.tableName);
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
-        sid: access === 'readwrite' ? 'LedgerReadWrite' : 'LedgerRead',
+        sid: `Ledger${ACCESS_SID[access]}`,
         actions: TABLE_ACTIONS[access],
         resources: [table.tableArn, `${table.tableArn}/index/${LEDGER_TABLE.attentionIndex.name}`],
       }),
@@ -176,7 +184,7 @@ export class SendproofFunction extends Construct {
     this.fn.addEnvironment(ENV.suppressionTable, table.tableName);
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
-        sid: access === 'readwrite' ? 'SuppressionReadWrite' : 'SuppressionRead',
+        sid: `Suppression${ACCESS_SID[access]}`,
         actions: TABLE_ACTIONS[access],
         resources: [table.tableArn],
       }),
