@@ -796,7 +796,7 @@ describe('operator console in Chromium', () => {
       page.locator('[data-testid="circuit-email-rest"] [data-testid="circuit-state"]').textContent(),
     ).resolves.toBe('✓ closed');
     await expect(page.locator('[data-testid="circuits-summary"]').textContent()).resolves.toBe(
-      `✕ 1 provider(s) off: ses (email) open since ${new Date(circuitOpenedAt).toISOString().slice(11, 19)} UTC.`,
+      `✕ 1 provider off: ses (email) open since ${new Date(circuitOpenedAt).toISOString().slice(11, 19)} UTC.`,
     );
     await expect(page.locator('[data-testid="circuits-source"]').textContent()).resolves.toMatch(
       /^Source: ledger: provider health items · window: now · as of /,

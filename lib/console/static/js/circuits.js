@@ -4,6 +4,8 @@
 // from lib/console/circuitsPanel.ts; this module only lays it out.
 import { age, el, table } from './dom.js';
 
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
 /** `2026-12-02T12:03:04.000Z` → `12:03:04 UTC` (the day is in the full time beside it when it matters). */
 export const clockTime = (iso) => (iso ? `${iso.slice(11, 19)} UTC` : '–');
 
@@ -42,7 +44,7 @@ const historyTable = (c) =>
     : el(
         'details',
         {},
-        el('summary', { text: `Last ${c.history.length} change(s)` }),
+        el('summary', { text: c.history.length === 1 ? 'Last change' : `Last ${c.history.length} changes` }),
         table(
           [
             { label: 'at', key: 'at' },
@@ -74,7 +76,7 @@ const circuitItem = (channel, c) =>
     c.state === 'closed'
       ? el('p', {
           class: 'muted',
-          text: `${c.failures} provider failure(s) in the current ${c.windowSeconds} s window.`,
+          text: `${plural(c.failures, 'provider failure', 'provider failures')} in the current ${c.windowSeconds} s window.`,
         })
       : null,
     c.reason ? reasonLine(c.reason) : null,
@@ -96,7 +98,7 @@ const summary = (channels) => {
   return el('p', {
     class: 'bad',
     'data-testid': 'circuits-summary',
-    text: `✕ ${off.length} provider(s) off: ${off
+    text: `✕ ${plural(off.length, 'provider', 'providers')} off: ${off
       .map((c) => `${c.provider} (${c.channel}) ${c.state.replace('_', '-')} since ${clockTime(c.changedAt)}`)
       .join('; ')}.`,
   });
