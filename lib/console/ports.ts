@@ -66,9 +66,9 @@ export interface SloReadModel {
   attainment(tenant: string, now: number): Promise<SloFigure[]>;
 }
 
-/** One open transport hold or provider circuit (issues 25/29). */
+/** One open transport hold (issue 25); provider circuits have their own panel (CircuitsReadModel). */
 export interface OpenHold {
-  kind: 'transport_hold' | 'provider_circuit';
+  kind: 'transport_hold';
   name: string;
   channel?: string;
   since: string;
@@ -76,7 +76,7 @@ export interface OpenHold {
   until?: string;
 }
 
-/** The holds/circuits panel's port. */
+/** The holds panel's port. */
 export interface HoldsReadModel {
   source: string;
   open(): Promise<OpenHold[]>;
