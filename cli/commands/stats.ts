@@ -51,6 +51,18 @@ export const ledgerStats = async (
   return stats;
 };
 
+/** One circuit of `sendproof stats`: channel, place in the failover order, state, why, since when. */
+export const circuitLine = (c: { channel: string } & CircuitEntry): string =>
+  [
+    `circuit ${c.channel} #${c.position} ${c.provider}: ${c.state}`,
+    c.state === 'closed' ? ` (${c.failures} failures in the current ${c.windowSeconds} s window)` : '',
+    c.openUntil ? ` until ${c.openUntil}` : '',
+    c.probeUntil ? ` probing until ${c.probeUntil}` : '',
+    c.probeDue ? ' (probe due)' : '',
+    c.reason ? ` — ${c.reason.text}${c.reason.known ? ` (${c.reason.raw})` : ''}` : '',
+    c.changedAt ? `; changed ${c.changedAt} by ${c.history[0]?.by ?? '?'}` : '',
+  ].join('');
+
 export const register = (program: Command): void => {
   withTargetOptions(
     program
@@ -100,10 +112,7 @@ export const register = (program: Command): void => {
                   }`,
               )
               .join('\n')}`,
-        ...stats.circuits.map(
-          (c) =>
-            `circuit ${c.channel} #${c.position} ${c.provider}: ${c.state}${c.state === 'closed' ? ` (${c.failures} failures in ${c.windowSeconds} s)` : ''}${c.openUntil ? ` until ${c.openUntil}` : ''}${c.probeUntil ? ` probing until ${c.probeUntil}` : ''}${c.probeDue ? ' (probe due)' : ''}${c.reason ? ` (opened: ${c.reason.text}; ${c.reason.raw})` : ''}`,
-        ),
+        ...stats.circuits.map(circuitLine),
       ].join('\n'),
     );
   });
