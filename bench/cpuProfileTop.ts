@@ -27,7 +27,9 @@ const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
 const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
 
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+profile.samples.forEach((id, i) => {
+  selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 
 const shortUrl = (url: string) =>
   url
