@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
 import { measureProtocolFloor } from './protocolFloor.js';
+import { describeSdkSendCost, measureSdkSendCost } from './sdkSendCost.js';
 import {
   type BenchDynamo,
   createLedgerTables,
@@ -19,13 +20,15 @@ import { measureThroughput, runPool } from './throughput.js';
 /**
  * npm run bench:throughput [-- --rounds 5] [--notifications 500] [--raw-writes 1500] [--json]
  * npm run bench:throughput -- --profile dispatcher.cpuprofile [--notifications 1000]
+ * npm run bench:throughput -- --sdk-send
  *
  * The throughput phase of `npm run bench` alone (issue 27): a fresh DynamoDB Local and simulator, the
  * protocol floor (its requests per notification set the ceiling), then the alternating rounds. Writes no
  * results file and no docs. With `--profile`, no rounds: the V8 CPU profile (the format `node
  * --cpu-prof` writes) of the dispatcher alone, warmed up, taking `--notifications` as the throughput
  * rounds do (batches of 10, 16 in flight), so neither the raw writes nor the Powertools peer are in it.
- * `tsx bench/cpuProfileTop.ts <file>` lists its top self-time functions.
+ * `tsx bench/cpuProfileTop.ts <file>` lists its top self-time functions. With `--sdk-send`, no servers:
+ * the SDK's CPU per request with and without the resolved handler (bench/sdkSendCost.ts).
  */
 const { values } = parseArgs({
   options: {
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '100' },
     json: { type: 'boolean', default: false },
     profile: { type: 'string' },
+    'sdk-send': { type: 'boolean', default: false },
   },
 });
 
@@ -44,6 +48,10 @@ const progress = (line: string) =>
   console.log(`[throughput +${((performance.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
 
 const main = async () => {
+  if (values['sdk-send']) {
+    progress(describeSdkSendCost(await measureSdkSendCost()));
+    return;
+  }
   let dynamo: BenchDynamo | undefined;
   let sim: SimulatorProcess | undefined;
   try {
