@@ -14,6 +14,7 @@ import type {
 } from 'aws-lambda';
 import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsRecord } from '../../../harness/sqsEvents.js';
 import { sqsClient } from '../../../lib/aws/clients.js';
 import { s3Client } from '../../../lib/aws/storageClients.js';
 import { ENV } from '../../../lib/config.js';
@@ -62,22 +63,7 @@ const signingKeys = generateSigningKeys();
 const sqsEvent = (messageId: string, body: string): SQSEvent => sqsBatch([[messageId, body]]);
 
 const sqsBatch = (messages: Array<[string, string]>): SQSEvent => ({
-  Records: messages.map(([messageId, body]) => ({
-    messageId,
-    receiptHandle: messageId,
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:intake',
-    awsRegion: 'us-east-1',
-  })),
+  Records: messages.map(([messageId, body]) => sqsRecord({ messageId, body, receiptHandle: messageId })),
 });
 
 let queues: ReturnType<typeof buildApp>;
