@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { dynamoClient, sqsClient } from '../aws/clients.js';
 import { s3Client } from '../aws/storageClients.js';
 import { ENV } from '../config.js';
@@ -18,6 +18,7 @@ import { generateSigningKeys } from '../simulator/webhookSigners.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from './DynamoDbLocal.js';
 import { freePort } from './ports.js';
 import { stopChildProcess } from './processes.js';
+import { createIntakeQueue, startFauxqs } from './queues.js';
 
 export interface LocalEndpoints {
   dynamodb: string;
@@ -112,12 +113,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     cleanups.push(() => dynamo.stop());
 
     progress('starting fauxqs (SQS + S3)…');
-    const { buildApp } = await import('fauxqs');
-    const fauxqs = buildApp({ logger: false });
-    const fauxqsPort = await freePort();
-    await fauxqs.listen({ port: fauxqsPort, host: '127.0.0.1' });
-    cleanups.push(() => fauxqs.close());
-    const awsLocal = `http://127.0.0.1:${fauxqsPort}`;
+    const fauxqs = await startFauxqs();
+    cleanups.push(fauxqs.stop);
+    const awsLocal = fauxqs.endpoint;
 
     progress('starting aws-ses-v2-local (email inbox)…');
     type StartSes = (c: { host: string; port: number }) => Promise<Server>;
@@ -143,28 +141,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     await ddb.send(new CreateTableCommand(ledgerCreateTableInput(ledgerTable)));
     await ddb.send(new CreateTableCommand(suppressionCreateTableInput(suppressionTable)));
     const sqs = sqsClient({ region, endpoint: awsLocal });
-    const dlq = await sqs.send(
-      new CreateQueueCommand({
-        QueueName: 'sendproof-intake-dlq',
-        Attributes: { MessageRetentionPeriod: String(INTAKE_QUEUE.retentionDays * 86_400) },
-      }),
-    );
-    const dlqArn = (
-      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }))
-    ).Attributes!.QueueArn!;
-    const queue = await sqs.send(
-      new CreateQueueCommand({
-        QueueName: 'sendproof-intake',
-        Attributes: {
-          VisibilityTimeout: String(LOCAL_TIMING.visibilityTimeoutSeconds),
-          MessageRetentionPeriod: String(INTAKE_QUEUE.intakeRetentionDays * 86_400),
-          RedrivePolicy: JSON.stringify({
-            deadLetterTargetArn: dlqArn,
-            maxReceiveCount: INTAKE_QUEUE.maxReceiveCount,
-          }),
-        },
-      }),
-    );
+    const intake = await createIntakeQueue(sqs, {
+      name: 'sendproof-intake',
+      visibilityTimeoutSeconds: LOCAL_TIMING.visibilityTimeoutSeconds,
+      retention: true,
+    });
     const archiveFailures = await sqs.send(
       new CreateQueueCommand({ QueueName: 'sendproof-archive-failures' }),
     );
@@ -186,8 +167,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.archiveBucket]: bucket,
       [ENV.archiveMirrorDir]: archiveDir,
       [ENV.archiveFailuresUrl]: archiveFailures.QueueUrl!,
-      [ENV.queueUrl]: queue.QueueUrl!,
-      [ENV.dlqUrl]: dlq.QueueUrl!,
+      [ENV.queueUrl]: intake.queueUrl,
+      [ENV.dlqUrl]: intake.dlqUrl,
       [ENV.emailTransport]: emailTransport,
       [ENV.smsTransport]: options.smsTransport ?? 'simulator',
       [ENV.restBaseUrl]: simulator.url,
@@ -244,8 +225,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const state: LocalState = {
       dynamodb: dynamo.endpoint,
       sqs: awsLocal,
-      queueUrl: queue.QueueUrl!,
-      dlqUrl: dlq.QueueUrl!,
+      queueUrl: intake.queueUrl,
+      dlqUrl: intake.dlqUrl,
       s3: awsLocal,
       bucket,
       archiveFailuresUrl: archiveFailures.QueueUrl!,
