@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
@@ -19,6 +18,7 @@ import { type RunningDynamoDbLocal, startDynamoDbLocal } from './DynamoDbLocal.j
 import { freePort } from './ports.js';
 import { stopChildProcess } from './processes.js';
 import { createIntakeQueue, startFauxqs } from './queues.js';
+import { startSesLocal } from './sesLocal.js';
 
 export interface LocalEndpoints {
   dynamodb: string;
@@ -83,9 +83,6 @@ export const WORKER_ENTRY = COMPILED
 export const DEFAULT_STATE_DIR = '.local';
 export const stateFilePath = (stateDir = DEFAULT_STATE_DIR) => resolve(stateDir, 'state.json');
 
-const closeServer = (server: { close(cb?: (err?: Error) => void): unknown }) =>
-  new Promise<void>((r) => server.close(() => r()));
-
 /**
  * Starts the whole pipeline on loopback with free ports: AWS's DynamoDB Local, fauxqs (SQS + S3),
  * aws-ses-v2-local (email with a web inbox), the provider simulator (SMS; a test double), and a child
@@ -118,17 +115,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const awsLocal = fauxqs.endpoint;
 
     progress('starting aws-ses-v2-local (email inbox)…');
-    type StartSes = (c: { host: string; port: number }) => Promise<Server>;
-    const sesModule = (await import('aws-ses-v2-local')) as unknown as {
-      default: StartSes | { default: StartSes };
-    };
-    // A CommonJS module compiled from ESM: tsx unwraps its `exports.default`, Node's own import (the
-    // compiled CLI) does not.
-    const startSes = typeof sesModule.default === 'function' ? sesModule.default : sesModule.default.default;
-    const sesPort = await freePort();
-    const ses = await startSes({ host: '127.0.0.1', port: sesPort });
-    cleanups.push(() => closeServer(ses));
-    const sesUrl = `http://127.0.0.1:${sesPort}`;
+    const ses = await startSesLocal();
+    cleanups.push(ses.stop);
+    const sesUrl = ses.url;
 
     progress('starting the provider simulator (SMS; a test double)…');
     const simulator = await startProviderSimulator({ host: '127.0.0.1' });
