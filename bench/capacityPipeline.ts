@@ -15,6 +15,7 @@ import type { DeliveryRecord } from '../lib/ledger/port.js';
 import { ledgerCreateTableInput, suppressionCreateTableInput } from '../lib/ledger/tableDefinition.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../lib/local/DynamoDbLocal.js';
 import { localLambdaContext } from '../lib/local/lambdaContext.js';
+import { cleanupStack } from '../lib/local/processes.js';
 import { createIntakeQueue, queueDepth, startFauxqs } from '../lib/local/queues.js';
 import { SqsPoller } from '../lib/local/SqsPoller.js';
 import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
@@ -135,11 +136,8 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
   started = true;
   const progress = options.progress ?? (() => undefined);
   const region = 'us-east-1';
-  const cleanups: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    cleanups.length = 0;
-  };
+  const cleanups = cleanupStack();
+  const { stopAll } = cleanups;
   try {
     let dynamoEndpoint = options.dynamoEndpoint;
     if (!dynamoEndpoint) {

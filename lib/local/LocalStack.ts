@@ -16,7 +16,7 @@ import { type RunningProviderSimulator, startProviderSimulator } from '../simula
 import { generateSigningKeys } from '../simulator/webhookSigners.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from './DynamoDbLocal.js';
 import { freePort } from './ports.js';
-import { stopChildProcess } from './processes.js';
+import { cleanupStack, stopChildProcess } from './processes.js';
 import { createIntakeQueue, startFauxqs } from './queues.js';
 import { startSesLocal } from './sesLocal.js';
 
@@ -99,11 +99,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   const region = options.region ?? 'us-east-1';
   const emailTransport = options.emailTransport ?? 'ses';
   const progress = options.progress ?? (() => undefined);
-  const cleanups: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    cleanups.length = 0;
-  };
+  const cleanups = cleanupStack();
+  const { stopAll } = cleanups;
   try {
     progress('starting DynamoDB Local (Java)…');
     const dynamo: RunningDynamoDbLocal = await startDynamoDbLocal({ logDir });
