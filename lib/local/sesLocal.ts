@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { ConfigurationError } from '../domain/errors.js';
 import { freePort } from './ports.js';
 
 /**
@@ -21,7 +22,8 @@ const startFunction = (namespace: unknown): StartSesLocal => {
   let candidate = namespace;
   for (let depth = 0; depth < 3 && typeof candidate !== 'function'; depth++)
     candidate = (candidate as { default?: unknown } | undefined)?.default;
-  if (typeof candidate !== 'function') throw new Error('aws-ses-v2-local exports no start function');
+  if (typeof candidate !== 'function')
+    throw new ConfigurationError('aws-ses-v2-local exports no start function');
   return candidate as StartSesLocal;
 };
 

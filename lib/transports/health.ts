@@ -7,6 +7,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { type Config, type ProviderCircuitSettings, providersOf } from '../config.js';
+import { SendproofError } from '../domain/errors.js';
 import type { MetricsSink, RunLogger } from '../observability.js';
 import { NEVER_LEFT_REASONS } from './classify.js';
 import type { SendResult } from './port.js';
@@ -151,7 +152,12 @@ export const readCircuits = async (
       .map((p) => ({ pk: healthKey(p) }));
     // Unprocessed keys (throttling) are asked again; a few rounds, then the read fails loudly.
     for (let round = 0; keys && keys.length > 0; round += 1) {
-      if (round === 5) throw new Error('provider circuits: BatchGetItem left keys unprocessed 5 times');
+      if (round === 5)
+        throw new SendproofError(
+          'retryable',
+          'circuits_unprocessed',
+          'provider circuits: BatchGetItem left keys unprocessed 5 times',
+        );
       const out: BatchGetCommandOutput = await client.send(
         new BatchGetCommand({
           RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } },
