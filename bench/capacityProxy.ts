@@ -96,9 +96,15 @@ const readLogOf = (
   output: Record<string, unknown>,
   capacities: Capacity[],
 ): ReadRequestLog => {
-  const reportedUnits = capacities.reduce((sum, c) => sum + (c.Table?.CapacityUnits ?? c.CapacityUnits ?? 0), 0);
+  const reportedUnits = capacities.reduce(
+    (sum, c) => sum + (c.Table?.CapacityUnits ?? c.CapacityUnits ?? 0),
+    0,
+  );
   if (operation === 'BatchGetItem') {
-    const requested = (input.RequestItems ?? {}) as Record<string, { Keys?: unknown[]; ConsistentRead?: boolean }>;
+    const requested = (input.RequestItems ?? {}) as Record<
+      string,
+      { Keys?: unknown[]; ConsistentRead?: boolean }
+    >;
     const responses = (output.Responses ?? {}) as Record<string, unknown[]>;
     const tables = Object.values(requested);
     return {
@@ -216,7 +222,8 @@ export const startDynamoMeter = async (
         ? parsed.ConsumedCapacity
         : [parsed.ConsumedCapacity]
       : [];
-    if (answer.status === 200 && isRead) totals.readLog.push(readLogOf(operation, input, parsed as Record<string, unknown>, capacities));
+    if (answer.status === 200 && isRead)
+      totals.readLog.push(readLogOf(operation, input, parsed as Record<string, unknown>, capacities));
     if (answer.status !== 200) {
       // A refused conditional write: AWS charges the table one write unit (items here are under 1 KB).
       const table = String(input.TableName ?? 'unknown');

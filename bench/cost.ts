@@ -89,7 +89,10 @@ const median = (xs: number[]): number => {
 };
 
 /** Per function, per notification: invocations, GB-s and log bytes (reconcile: its schedule's share). */
-export const functionCosts = (m: CostMeasurement, shape: DeploymentShape): Record<CostFunction, FunctionCost> => {
+export const functionCosts = (
+  m: CostMeasurement,
+  shape: DeploymentShape,
+): Record<CostFunction, FunctionCost> => {
   const platform = platformLogBytesPerInvocation();
   return Object.fromEntries(
     COST_FUNCTIONS.map((f) => {
@@ -141,12 +144,16 @@ export const happyUnits = (m: CostMeasurement, shape: DeploymentShape): Record<C
     (sqsRequestsForMessages(m.sqs.intakeBodyBytes, shape.publishBatchSize) +
       chunked(m.sqs.intakeBodyBytes, m.batches.dispatch).reduce((s, b) => s + sqsEventSourceRequests(b), 0) +
       m.sqs.evidenceBodyBytes.reduce((s, b) => s + sqsRequestsForCall(b), 0) +
-      chunked(m.sqs.evidenceBodyBytes, m.batches.evidence).reduce((s, b) => s + sqsEventSourceRequests(b), 0)) /
+      chunked(m.sqs.evidenceBodyBytes, m.batches.evidence).reduce(
+        (s, b) => s + sqsEventSourceRequests(b),
+        0,
+      )) /
       n +
     shape.polledQueues * SQS_IDLE_RECEIVES_PER_QUEUE_MONTH * fixed;
   // EventBridge: the outcome events (custom events, each 64 KB chunk one); the SES events on the default
   // bus are AWS service events, free. The reconcile schedule's invocations.
-  units.eventBridgeEvent = m.eventBridge.eventBytes.reduce((s, b) => s + Math.max(1, Math.ceil(b / 65_536)), 0) / n;
+  units.eventBridgeEvent =
+    m.eventBridge.eventBytes.reduce((s, b) => s + Math.max(1, Math.ceil(b / 65_536)), 0) / n;
   units.schedulerInvocation = shape.reconcileRunsPerMonth * fixed;
   units.s3Put = m.s3.puts / n;
   units.stepFunctionsTransition = shape.reconcileRunsPerMonth * shape.stepFunctionsTransitionsPerRun * fixed;
@@ -157,7 +164,7 @@ export const happyUnits = (m: CostMeasurement, shape: DeploymentShape): Record<C
     // Per function with active tracing (the reconcile function joins its execution's trace).
     for (const f of perRecordFns)
       units.xrayTrace += sampledTracesPerSecond(fc[f].invocationsPerNotification * rate) / rate;
-    units.xrayTrace += sampledTracesPerSecond((shape.reconcileRunsPerMonth / (30 * 86_400))) / rate;
+    units.xrayTrace += sampledTracesPerSecond(shape.reconcileRunsPerMonth / (30 * 86_400)) / rate;
   }
   return units;
 };
@@ -194,8 +201,11 @@ export const mixExtras = (
     return {
       eventBridgeEvent: (m.eventBridge.eventBytes.length / m.streamRecords) * 1,
       s3Put: m.s3.puts / m.streamRecords,
-      lambdaGbSecond: (fc.outcomes.gbSecondsPerNotification + fc.archive.gbSecondsPerNotification) * perRecord,
-      logIngestGb: ((fc.outcomes.logBytesPerNotification + fc.archive.logBytesPerNotification) * perRecord) / BYTES_PER_GB,
+      lambdaGbSecond:
+        (fc.outcomes.gbSecondsPerNotification + fc.archive.gbSecondsPerNotification) * perRecord,
+      logIngestGb:
+        ((fc.outcomes.logBytesPerNotification + fc.archive.logBytesPerNotification) * perRecord) /
+        BYTES_PER_GB,
     };
   };
   const extraOf = (scenario: string): Record<CostItem, number> => {
@@ -203,7 +213,10 @@ export const mixExtras = (
     const row = rowOf(scenario);
     if (!row || !happy) return units;
     units.dynamoWriteUnit = Math.max(0, row.perNotification - happy.perNotification);
-    units.dynamoReadUnit = Math.max(0, row.readUnits / row.notifications - happy.readUnits / happy.notifications);
+    units.dynamoReadUnit = Math.max(
+      0,
+      row.readUnits / row.notifications - happy.readUnits / happy.notifications,
+    );
     const transitions = Math.max(0, row.historyEntries - happy.historyEntries);
     for (const [k, v] of Object.entries(perStreamRecord())) units[k as CostItem] += (v ?? 0) * transitions;
     return units;

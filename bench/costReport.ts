@@ -60,7 +60,12 @@ export const renderCostReport = (result: CostRunResult, options: { runLine?: boo
     '',
     renderTable(
       ['item', 'units / notification, happy', 'happy path', 'realistic mix'],
-      COST_ITEMS.map((i) => [LABELS[i], num(report.happy.units[i]), usd(report.happy.perMillion[i]), usd(report.mix.perMillion[i])]),
+      COST_ITEMS.map((i) => [
+        LABELS[i],
+        num(report.happy.units[i]),
+        usd(report.happy.perMillion[i]),
+        usd(report.mix.perMillion[i]),
+      ]),
     ),
     '',
     renderTable(
@@ -93,7 +98,10 @@ export const renderCostReport = (result: CostRunResult, options: { runLine?: boo
     ),
     '',
     verdictLine('happy path', report.happy.totalPerMillion),
-    verdictLine('realistic mix (5 % retried once, 1 % unknown then reconciled, 1 % bounced)', report.mix.totalPerMillion),
+    verdictLine(
+      'realistic mix (5 % retried once, 1 % unknown then reconciled, 1 % bounced)',
+      report.mix.totalPerMillion,
+    ),
   );
   return parts.join('\n');
 };

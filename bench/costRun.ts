@@ -43,7 +43,8 @@ const { values } = parseArgs({
 const outFile = resolve(values.out ?? join(REPO_ROOT, 'bench', 'results', 'cost.json'));
 const t0 = performance.now();
 const progress = (line: string) => {
-  if (!values.quiet) console.log(`[bench:cost +${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+  if (!values.quiet)
+    console.log(`[bench:cost +${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
 };
 
 /** The deployment as infra/ builds it: every function at the construct's default memory (none overrides it). */

@@ -52,7 +52,8 @@ export const PRICES = {
       usd: 0.0000133334,
       unit: 'GB-second (arm64, duration rounded up to 1 ms)',
       service: 'Lambda',
-      source: 'https://aws.amazon.com/lambda/pricing/ (Arm, $0.0000133334 per GB-s, first 7.5 billion GB-s a month)',
+      source:
+        'https://aws.amazon.com/lambda/pricing/ (Arm, $0.0000133334 per GB-s, first 7.5 billion GB-s a month)',
     },
     kmsRequest: {
       usd: 0.03 / 1e4,
@@ -64,7 +65,8 @@ export const PRICES = {
       usd: 0.025 / 1e3,
       unit: 'state transition (Standard workflow)',
       service: 'Step Functions',
-      source: 'https://aws.amazon.com/step-functions/pricing/ (Standard workflows, $0.025 per 1,000 state transitions)',
+      source:
+        'https://aws.amazon.com/step-functions/pricing/ (Standard workflows, $0.025 per 1,000 state transitions)',
     },
     schedulerInvocation: {
       usd: 1 / 1e6,

@@ -1,5 +1,5 @@
-import type { BenchResults, WriteUnitRow } from './results.js';
 import { renderCostReport } from './costReport.js';
+import type { BenchResults, WriteUnitRow } from './results.js';
 import { median, round } from './stats.js';
 
 /** A cell as printed: numbers are rounded, NaN becomes `n/a` (a measurement that did not happen). */

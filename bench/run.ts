@@ -9,8 +9,8 @@ import { measureCapacity } from './capacityBench.js';
 import { measureCli, renderCliTable } from './cliTimings.js';
 import { measureColdStart } from './coldStart.js';
 import { MIX, PRICES } from './cost.js';
-import type { CostRunResult } from './costRun.js';
 import { COST_GOAL_PER_MILLION } from './costReport.js';
+import type { CostRunResult } from './costRun.js';
 import { measureEvidenceReads } from './evidenceReads.js';
 import { measurePacingWrites } from './pacingWrites.js';
 import { measureProtocolFloor } from './protocolFloor.js';
@@ -188,7 +188,10 @@ const main = async (): Promise<void> => {
       region: run.region,
       assumptions: {
         ...Object.fromEntries(
-          Object.entries(shape).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toFixed(2)) : String(v)]),
+          Object.entries(shape).map(([k, v]) => [
+            k,
+            typeof v === 'number' ? Number(v.toFixed(2)) : String(v),
+          ]),
         ),
         mix: `${MIX.retry * 100} % retried once, ${MIX.unknown * 100} % unknown then reconciled, ${MIX.bounce * 100} % bounced`,
       },
