@@ -18,13 +18,7 @@ import { localLambdaContext } from '../lib/local/lambdaContext.js';
 import { stopChildProcess } from '../lib/local/processes.js';
 import { LOCAL_CONTENT_HASH_KEY } from '../lib/secrets/contentHashKey.js';
 import { labelKeyOf, sealLabel } from '../lib/transports/labels.js';
-import {
-  billedReadUnits,
-  estimatedLambdaMs,
-  logEventBytes,
-  type ReadRequestLog,
-  recordsPerInvocation,
-} from './billing.js';
+import { billedReadUnits, logEventBytes, type ReadRequestLog, recordsPerInvocation } from './billing.js';
 import type { DynamoTotals } from './capacityProxy.js';
 import { REPO_ROOT, resetIntentBody } from './stack.js';
 
@@ -362,7 +356,7 @@ export const measureCostPhase = async (options: CostBenchOptions): Promise<CostM
       const out = await invoke('dispatch', batch, async () =>
         dispatchEntry.handler(event, context('dispatch'), () => undefined),
       );
-      if (out && out.batchItemFailures.length)
+      if (out?.batchItemFailures.length)
         throw new Error(`cost phase: dispatch batch ${prefix}-${b} had failures`);
     };
     // Warm-up: a warm execution environment is the steady state (cold starts are their own figure).

@@ -42,7 +42,7 @@ export const renderCostReport = (result: CostRunResult, options: { runLine?: boo
     );
   parts.push(
     renderTable(
-      ['service (us-east-1, prices of ' + result.pricesAsOf + ')', 'happy path', 'realistic mix'],
+      [`service (us-east-1, prices of ${result.pricesAsOf})`, 'happy path', 'realistic mix'],
       [
         ...services.map((s) => [s, usd(report.happy.byService[s] ?? 0), usd(report.mix.byService[s] ?? 0)]),
         [
