@@ -365,7 +365,9 @@ export class NotificationLedger extends Construct {
 
     // --- reconciler -----------------------------------------------------------------------------------
     this.reconciler = new ReconcilerWorkflow(this, 'Reconciler', {
-      schedule: props.reconcileSchedule ?? scheduler.ScheduleExpression.rate(Duration.minutes(DEFAULT_RECONCILE_EVERY_MINUTES)),
+      schedule:
+        props.reconcileSchedule ??
+        scheduler.ScheduleExpression.rate(Duration.minutes(DEFAULT_RECONCILE_EVERY_MINUTES)),
       maxPagesPerRun: props.reconcileMaxPagesPerRun ?? 50,
       logRetention: props.logRetention,
     });
