@@ -97,6 +97,11 @@ export const renderCostReport = (result: CostRunResult, options: { runLine?: boo
       }),
     ),
     '',
+    renderTable(
+      ['the same run under another choice (not the default)', 'happy path', 'realistic mix'],
+      (result.sensitivity ?? []).map((s) => [s.what, usd(s.happyPerMillion), usd(s.mixPerMillion)]),
+    ),
+    '',
     verdictLine('happy path', report.happy.totalPerMillion),
     verdictLine(
       'realistic mix (5 % retried once, 1 % unknown then reconciled, 1 % bounced)',

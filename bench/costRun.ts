@@ -73,6 +73,8 @@ export interface CostRunResult {
   ledgerRows: LedgerScenarioRow[];
   measurement: CostMeasurement;
   report: CostReport;
+  /** The same measurement under other deployment choices (not defaults): what each would change. */
+  sensitivity: Array<{ what: string; happyPerMillion: number; mixPerMillion: number }>;
 }
 
 const main = async (): Promise<void> => {
@@ -130,6 +132,26 @@ const main = async (): Promise<void> => {
       ledgerRows,
       measurement,
       report: costReport(measurement, SHAPE, ledgerRows),
+      sensitivity: (
+        [
+          ['X-Ray tracing off on every function and the state machine', { ...SHAPE, tracing: false }],
+          [
+            'intents published one at a time (SendMessage, not batches of 10)',
+            { ...SHAPE, publishBatchSize: 1 },
+          ],
+          [
+            '1 million notifications a month (fixed costs and sampling only; batches as measured)',
+            { ...SHAPE, notificationsPerMonth: 1_000_000 },
+          ],
+          [
+            '100 million notifications a month (fixed costs and sampling only; batches as measured)',
+            { ...SHAPE, notificationsPerMonth: 100_000_000 },
+          ],
+        ] as const
+      ).map(([what, shape]) => {
+        const r = costReport(measurement, shape, ledgerRows);
+        return { what, happyPerMillion: r.happy.totalPerMillion, mixPerMillion: r.mix.totalPerMillion };
+      }),
     };
   } finally {
     progress('stopping DynamoDB Local and the simulator');
