@@ -361,7 +361,7 @@ export const measureCostPhase = async (options: CostBenchOptions): Promise<CostM
     };
     // Warm-up: a warm execution environment is the steady state (cold starts are their own figure).
     await dispatchBatch('cost-warm', 0, false);
-    await reconcileEntry.handler({}, context('reconcile'));
+    await invoke('reconcile', 1, () => reconcileEntry.handler({}, context('reconcile')));
     const resetMeters = () =>
       Promise.all(
         ['dispatch', 'evidence', 'reconcile'].map((n) =>
