@@ -103,6 +103,7 @@ export const renderCostReport = (result: CostRunResult, options: { runLine?: boo
     ),
     '',
     verdictLine('happy path', report.happy.totalPerMillion),
+    '',
     verdictLine(
       'realistic mix (5 % retried once, 1 % unknown then reconciled, 1 % bounced)',
       report.mix.totalPerMillion,
