@@ -590,7 +590,7 @@ export const modelAt = (
     });
   }
 
-  // Dollars per month, at the bench's dated on-demand prices (bench/cost.ts).
+  // Dollars per month, at the bench's dated on-demand prices (bench/prices.ts).
   const sqs = {
     publish: rate / d.publishBatchSize,
     receive: invocations,
