@@ -242,7 +242,7 @@ const main = async (): Promise<void> => {
     ),
     target(
       'invocations_happy',
-      'Lambda invocations per notification, happy path (evidence through a queue, in batches)',
+      'Lambda invocations per notification, happy path, every function (dispatch, evidence, outcomes, archive, the reconcile schedule; bench:cost)',
       happyCost?.units.lambdaRequest,
       { op: '<=', value: 0.3 },
     ),
