@@ -218,7 +218,7 @@ section measured ${costs.source.capacityMeasuredAt} by \`${costs.source.capacity
   ([scaling](https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html)); SES and SMS at the
   account rates the mix states ([SES quotas](https://docs.aws.amazon.com/ses/latest/dg/quotas.html),
   [SMS MPS](https://docs.aws.amazon.com/sms-voice/latest/userguide/sms-limitations-mps.html)).
-- **Dollars** with bench/cost.ts's dated price table (${PRICES.region} on-demand list prices of ${PRICES.asOf}); SES's
+- **Dollars** with bench/prices.ts's dated price table (${PRICES.region} on-demand list prices of ${PRICES.asOf}); SES's
   fee is shown for reference, SMS fees (by country) are not included.
 - **The first limit** is found by bisection over the model itself: the lowest rate at which any limit's
   use reaches 100 %.

@@ -288,7 +288,7 @@ export interface ModelAtRate {
   providers: { emailsPerSecond: number; smsPartsPerSecond: Record<string, number> };
   hotKeys: HotKey[];
   limits: Limit[];
-  costPerMonth: { items: Record<CostItem, number>; total: number; sesFees: number };
+  costPerMonth: { items: Partial<Record<CostItem, number>>; total: number; sesFees: number };
 }
 
 export interface ModelOptions {
@@ -590,7 +590,7 @@ export const modelAt = (
     });
   }
 
-  // Dollars per month, at the bench's dated on-demand prices (bench/cost.ts).
+  // Dollars per month, at the bench's dated on-demand prices (bench/prices.ts).
   const sqs = {
     publish: rate / d.publishBatchSize,
     receive: invocations,
@@ -601,7 +601,9 @@ export const modelAt = (
     evidenceQueue: evidenceEvents * costs.evidencePush.sqsRequestsPerEvent,
   };
   const stepFunctionsTransitionsPerSecond = runsPerSecond * (4 + 2 * Math.max(0, pagesPerRun - 1));
-  const perSecondUnits: Record<CostItem, number> = {
+  // The capacity model prices what it models; logs, metrics, traces and outcome events are the cost
+  // phase's (bench/cost.ts), not repeated here.
+  const perSecondUnits: Partial<Record<CostItem, number>> = {
     dynamoWriteUnit: Object.values(dynamo).reduce((s, u) => s + u.writeUnits, 0),
     dynamoReadUnit: Object.values(dynamo).reduce((s, u) => s + u.readUnits, 0),
     s3Put: s3Puts,
@@ -615,11 +617,11 @@ export const modelAt = (
     schedulerInvocation: runsPerSecond,
   };
   const items = Object.fromEntries(
-    (Object.keys(PRICES.items) as CostItem[]).map((k) => [
+    (Object.keys(perSecondUnits) as CostItem[]).map((k) => [
       k,
-      perSecondUnits[k] * PRICES.items[k].usd * SECONDS_PER_MONTH,
+      (perSecondUnits[k] ?? 0) * PRICES.items[k].usd * SECONDS_PER_MONTH,
     ]),
-  ) as Record<CostItem, number>;
+  ) as Partial<Record<CostItem, number>>;
 
   return {
     rate,

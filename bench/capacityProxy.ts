@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ReadRequestLog } from './billing.js';
 
 /**
  * Metering proxies for the capacity model (bench/capacity*.ts). Code under test is pointed at the proxy's
@@ -44,6 +45,11 @@ export interface DynamoTotals {
   /** Write units that put a row into an attention partition, by the state it entered (`unknown`, …). */
   attentionWritesByState: Record<string, number>;
   requestsByOperation: Record<string, number>;
+  /**
+   * Every read request: keys asked, items found, consistency, the units DynamoDB Local reported. Local
+   * reports 0 units for a key it did not find; AWS bills it (bench/billing.ts billedReadUnits).
+   */
+  readLog: ReadRequestLog[];
 }
 
 export interface SqsTotals {
@@ -61,6 +67,7 @@ export const emptyDynamoTotals = (): DynamoTotals => ({
   batchGets: {},
   attentionWritesByState: {},
   requestsByOperation: {},
+  readLog: [],
 });
 
 const bump = (map: UseByResource, resource: string, use: Partial<Use>): void => {
@@ -80,6 +87,54 @@ const attentionStateOf = (body: Record<string, unknown>): string | undefined => 
   const seen = JSON.stringify(body.Item ?? body.ExpressionAttributeValues ?? {});
   const match = /"attn":\{"S":"([a-z_]+)(?:#\d+)?"\}|"S":"([a-z_]+)#\d+"/.exec(seen);
   return match?.[1] ?? match?.[2];
+};
+
+/** Keys asked, items found and consistency of one successful read (bench/billing.ts bills it). */
+const readLogOf = (
+  operation: string,
+  input: Record<string, unknown>,
+  output: Record<string, unknown>,
+  capacities: Capacity[],
+): ReadRequestLog => {
+  const reportedUnits = capacities.reduce(
+    (sum, c) => sum + (c.Table?.CapacityUnits ?? c.CapacityUnits ?? 0),
+    0,
+  );
+  if (operation === 'BatchGetItem') {
+    const requested = (input.RequestItems ?? {}) as Record<
+      string,
+      { Keys?: unknown[]; ConsistentRead?: boolean }
+    >;
+    const responses = (output.Responses ?? {}) as Record<string, unknown[]>;
+    const tables = Object.values(requested);
+    return {
+      operation,
+      consistent: tables.every((t) => t.ConsistentRead === true),
+      keys: tables.reduce((sum, t) => sum + (t.Keys?.length ?? 0), 0),
+      found: Object.values(responses).reduce((sum, items) => sum + items.length, 0),
+      reportedUnits,
+    };
+  }
+  if (operation === 'TransactGetItems') {
+    const items = (input.TransactItems ?? []) as unknown[];
+    const found = ((output.Responses ?? []) as Array<{ Item?: unknown }>).filter((r) => r.Item).length;
+    return { operation, consistent: true, keys: items.length, found, reportedUnits };
+  }
+  if (operation === 'GetItem')
+    return {
+      operation,
+      consistent: input.ConsistentRead === true,
+      keys: 1,
+      found: output.Item ? 1 : 0,
+      reportedUnits,
+    };
+  return {
+    operation,
+    consistent: input.ConsistentRead === true,
+    keys: 0,
+    found: Number(output.Count ?? 0),
+    reportedUnits,
+  };
 };
 
 const readBody = (req: IncomingMessage): Promise<Buffer> =>
@@ -167,6 +222,8 @@ export const startDynamoMeter = async (
         ? parsed.ConsumedCapacity
         : [parsed.ConsumedCapacity]
       : [];
+    if (answer.status === 200 && isRead)
+      totals.readLog.push(readLogOf(operation, input, parsed as Record<string, unknown>, capacities));
     if (answer.status !== 200) {
       // A refused conditional write: AWS charges the table one write unit (items here are under 1 KB).
       const table = String(input.TableName ?? 'unknown');

@@ -1,76 +1,25 @@
 /**
- * Dollars per million notifications: measured units × published on-demand prices. The prices are a
- * dated table with their sources; the units come from the benchmark run (write and read units from
- * ReturnConsumedCapacity, requests counted by the meters, durations from the throughput phase).
+ * Dollars per million notifications from what the cost phase measured (bench/costBench.ts): the requests
+ * each function issued, the bytes it logged and the time it took per invocation, billed by AWS's rules
+ * (bench/billing.ts) at the prices of bench/prices.ts. Nothing here is an assumed per-request figure
+ * except what the deployment fixes (batch sizes, memory, the reconcile schedule) and the volume a month
+ * the fixed costs are spread over.
  */
+import {
+  BYTES_PER_GB,
+  billedGbSeconds,
+  estimatedLambdaMs,
+  platformLogBytesPerInvocation,
+  SQS_IDLE_RECEIVES_PER_QUEUE_MONTH,
+  sampledTracesPerSecond,
+  sqsEventSourceRequests,
+  sqsRequestsForCall,
+  sqsRequestsForMessages,
+} from './billing.js';
+import { COST_FUNCTIONS, type CostFunction, type CostMeasurement } from './costBench.js';
+import { COST_ITEMS, type CostItem, PRICES, type Service } from './prices.js';
 
-/** us-east-1 on-demand list prices, as published on the day below. Provider fees are not included. */
-export const PRICES = {
-  asOf: '2026-11-30',
-  region: 'us-east-1',
-  items: {
-    dynamoWriteUnit: {
-      usd: 0.625 / 1e6,
-      unit: 'write request unit',
-      source: 'aws.amazon.com/dynamodb/pricing/on-demand ($0.625 per million WRU, standard table class)',
-    },
-    dynamoReadUnit: {
-      usd: 0.125 / 1e6,
-      unit: 'read request unit',
-      source: 'aws.amazon.com/dynamodb/pricing/on-demand ($0.125 per million RRU)',
-    },
-    s3Put: {
-      usd: 0.005 / 1e3,
-      unit: 'PUT request',
-      source: 'aws.amazon.com/s3/pricing (S3 Standard, $0.005 per 1,000 PUT/COPY/POST/LIST)',
-    },
-    s3Get: {
-      usd: 0.0004 / 1e3,
-      unit: 'GET request',
-      source: 'aws.amazon.com/s3/pricing (S3 Standard, $0.0004 per 1,000 GET)',
-    },
-    sqsRequest: {
-      usd: 0.4 / 1e6,
-      unit: 'request (a batch of up to 10 is one)',
-      source: 'aws.amazon.com/sqs/pricing (standard queue, $0.40 per million requests)',
-    },
-    lambdaRequest: {
-      usd: 0.2 / 1e6,
-      unit: 'invocation',
-      source: 'aws.amazon.com/lambda/pricing ($0.20 per million requests)',
-    },
-    lambdaGbSecond: {
-      usd: 0.0000133334,
-      unit: 'GB-second (arm64)',
-      source: 'aws.amazon.com/lambda/pricing (Arm, first 7.5 billion GB-s per month)',
-    },
-    kmsRequest: {
-      usd: 0.03 / 1e4,
-      unit: 'request',
-      source: 'aws.amazon.com/kms/pricing ($0.03 per 10,000 requests)',
-    },
-    stepFunctionsTransition: {
-      usd: 0.025 / 1e3,
-      unit: 'state transition',
-      source: 'aws.amazon.com/step-functions/pricing (standard workflows, $0.025 per 1,000)',
-    },
-    schedulerInvocation: {
-      usd: 1 / 1e6,
-      unit: 'invocation',
-      source: 'aws.amazon.com/eventbridge/pricing (Scheduler, $1.00 per million after the free tier)',
-    },
-  },
-  /** Reference points for the README, not part of Sendproof's cost. */
-  references: {
-    sesEmail: { usd: 0.1 / 1e3, source: 'aws.amazon.com/ses/pricing ($0.10 per 1,000 emails)' },
-    hostedPlatform: {
-      usd: 1.2 / 1e3,
-      source: 'Novu Cloud overage, $1.20 per 1,000 workflow runs (novu.co/pricing, May 2026)',
-    },
-  },
-} as const;
-
-export type CostItem = keyof typeof PRICES.items;
+export { type CostItem, PRICES } from './prices.js';
 
 /** What one notification consumes, on average, per priced item. */
 export type UnitsPerNotification = Readonly<Record<CostItem, number>>;
@@ -79,223 +28,242 @@ export interface CostBreakdown {
   /** USD per million notifications, excluding provider fees. */
   totalPerMillion: number;
   perMillion: Readonly<Record<CostItem, number>>;
+  byService: Readonly<Record<string, number>>;
 }
+
+export const zeroUnits = (): Record<CostItem, number> =>
+  Object.fromEntries(COST_ITEMS.map((k) => [k, 0])) as Record<CostItem, number>;
 
 export const costPerMillion = (units: UnitsPerNotification): CostBreakdown => {
   const perMillion = Object.fromEntries(
-    (Object.keys(PRICES.items) as CostItem[]).map((item) => [
-      item,
-      units[item] * PRICES.items[item].usd * 1e6,
-    ]),
+    COST_ITEMS.map((item) => [item, units[item] * PRICES.items[item].usd * 1e6]),
   ) as Record<CostItem, number>;
+  const byService: Record<string, number> = {};
+  for (const item of COST_ITEMS) {
+    const service: Service = PRICES.items[item].service;
+    byService[service] = (byService[service] ?? 0) + perMillion[item];
+  }
   const totalPerMillion = Object.values(perMillion).reduce((a, b) => a + b, 0);
-  return { totalPerMillion, perMillion };
+  return { totalPerMillion, perMillion, byService };
 };
 
-/** How the deployment batches and sizes things: the CDK defaults, and the month the fixed costs spread over. */
+/** What the deployment fixes (infra/), and the month the fixed costs spread over. */
 export interface DeploymentShape {
-  /** SQS event source batch size (records per dispatcher invocation). */
-  intakeBatchSize: number;
-  /** Records the publisher puts in one SendMessageBatch. */
-  publishBatchSize: number;
-  dispatcherMemoryMb: number;
-  /** Records processed at once inside one invocation. */
-  recordConcurrency: number;
-  /** Archive transitions per S3 object (measured by the archive phase; 1 when one object per record). */
-  transitionsPerArchiveObject: number;
-  /** Stream records per archiver invocation (the event source's batch). */
-  transitionsPerArchiveInvocation: number;
-  transitionsPerNotification: number;
-  /** Fixed monthly work spread over this many notifications (reconcile schedule, idle polling). */
   notificationsPerMonth: number;
-  /** The evidence queue's event source: most events per invocation, and how long it gathers them (s). */
-  evidenceBatchSize: number;
-  evidenceBatchingWindowSeconds: number;
+  /** Intents per SendMessageBatch (lib/publish batches 10; a caller that sends one at a time pays 10×). */
+  publishBatchSize: number;
+  /** SQS queues read by a Lambda event source (intake, evidence): each polls when idle. */
+  polledQueues: number;
   reconcileRunsPerMonth: number;
+  /** State transitions of one reconcile execution with one page (Begin, ReconcilePage, MorePages?, Done). */
   stepFunctionsTransitionsPerRun: number;
+  /** Active X-Ray tracing on every function and the state machine (infra/constructs/SendproofFunction.ts). */
+  tracing: boolean;
 }
 
-export interface MeasuredPath {
-  writeUnits: number;
-  readUnits: number;
-  /** Wall time of one notification through the dispatcher (ledger + provider), ms. */
-  dispatchMs: number;
-  /** Provider evidence events per notification (SES Send + Delivery, …), read from the evidence queue in batches. */
-  evidenceEvents: number;
-  /** DynamoDB units each evidence event costs. */
-  evidenceWriteUnits: number;
-  evidenceReadUnits: number;
-  /** Seal and open calls (KMS GenerateDataKey / Decrypt), per notification. */
-  kmsRequests: number;
-}
-
-/**
- * Turns a measured path into units per notification. Lambda time: a batch runs `recordConcurrency`
- * records at once, so one notification occupies the function for about dispatchMs / recordConcurrency.
- */
-/**
- * Events per evidence invocation: the event source takes up to the batch size, or what arrives within its
- * batching window at the month's average rate, whichever is fewer (at least one).
- */
-export const evidenceEventsPerInvocation = (
-  eventsPerNotification: number,
-  shape: DeploymentShape,
-): number => {
-  const eventsPerSecond = (shape.notificationsPerMonth * eventsPerNotification) / (30 * 86_400);
-  return Math.max(
-    1,
-    Math.min(shape.evidenceBatchSize, eventsPerSecond * shape.evidenceBatchingWindowSeconds),
+const perInvocationGbSeconds = (m: CostMeasurement, f: CostFunction): number =>
+  m.functions[f].samples.reduce(
+    (sum, s) => sum + billedGbSeconds(estimatedLambdaMs(s, m.functions[f].memoryMb), m.functions[f].memoryMb),
+    0,
   );
+
+const chunked = (items: readonly number[], size: number): number[][] => {
+  const out: number[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 };
 
-/** Lambda invocations one notification costs (dispatch batch share, evidence batches, archive, reconcile share). */
-export const invocationsPerNotification = (units: UnitsPerNotification): number => units.lambdaRequest;
+export interface FunctionCost {
+  invocationsPerNotification: number;
+  gbSecondsPerNotification: number;
+  /** Estimated Lambda duration of one invocation (median of the phase's), ms. */
+  medianEstimatedMs: number;
+  medianWallMs: number;
+  medianCpuMs: number;
+  logBytesPerNotification: number;
+}
 
-export const unitsFor = (path: MeasuredPath, shape: DeploymentShape): UnitsPerNotification => {
-  const dispatcherGbSeconds =
-    ((path.dispatchMs / 1000) * (shape.dispatcherMemoryMb / 1024)) / shape.recordConcurrency;
-  const evidenceGbSeconds = path.evidenceEvents * 0.05 * (256 / 1024);
-  const archiveObjects = shape.transitionsPerNotification / shape.transitionsPerArchiveObject;
-  const fixedShare = 1 / shape.notificationsPerMonth;
-  const evidenceInvocations =
-    path.evidenceEvents > 0
-      ? path.evidenceEvents / evidenceEventsPerInvocation(path.evidenceEvents, shape)
-      : 0;
-  return {
-    dynamoWriteUnit: path.writeUnits + path.evidenceEvents * path.evidenceWriteUnits,
-    dynamoReadUnit: path.readUnits + path.evidenceEvents * path.evidenceReadUnits,
-    s3Put: archiveObjects,
-    s3Get: 0,
-    // Publish (SendMessageBatch), then the event source's receive and delete, one each per batch; each
-    // evidence event is one SendMessage (the EventBridge target, the SNS subscription), then its batch's
-    // receive and delete.
-    sqsRequest:
-      1 / shape.publishBatchSize + 2 / shape.intakeBatchSize + path.evidenceEvents + 2 * evidenceInvocations,
-    lambdaRequest:
-      1 / shape.intakeBatchSize +
-      evidenceInvocations +
-      shape.transitionsPerNotification / shape.transitionsPerArchiveInvocation +
-      shape.reconcileRunsPerMonth * fixedShare,
-    lambdaGbSecond: dispatcherGbSeconds + evidenceGbSeconds,
-    kmsRequest: path.kmsRequests,
-    stepFunctionsTransition: shape.reconcileRunsPerMonth * shape.stepFunctionsTransitionsPerRun * fixedShare,
-    schedulerInvocation: shape.reconcileRunsPerMonth * fixedShare,
-  };
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)]! : Number.NaN;
 };
 
-// ── the benchmark's cost section: measured units, the deployment's defaults, the realistic mix ──────────
+/** Per function, per notification: invocations, GB-s and log bytes (reconcile: its schedule's share). */
+export const functionCosts = (
+  m: CostMeasurement,
+  shape: DeploymentShape,
+): Record<CostFunction, FunctionCost> => {
+  const platform = platformLogBytesPerInvocation();
+  return Object.fromEntries(
+    COST_FUNCTIONS.map((f) => {
+      const fn = m.functions[f];
+      // The reconcile function runs on its schedule, not per notification: its runs' share.
+      const share =
+        f === 'reconcile'
+          ? shape.reconcileRunsPerMonth / m.reconcileRuns / shape.notificationsPerMonth
+          : 1 / m.notifications;
+      const estimated = fn.samples.map((s) => estimatedLambdaMs(s, fn.memoryMb));
+      return [
+        f,
+        {
+          invocationsPerNotification: fn.invocations * share,
+          gbSecondsPerNotification: perInvocationGbSeconds(m, f) * share,
+          medianEstimatedMs: median(estimated),
+          medianWallMs: median(fn.samples.map((s) => s.wallMs)),
+          medianCpuMs: median(fn.samples.map((s) => s.cpuMs)),
+          logBytesPerNotification: (fn.logBytes + platform * fn.invocations) * share,
+        },
+      ];
+    }),
+  ) as Record<CostFunction, FunctionCost>;
+};
 
-/** The CDK defaults the model assumes (infra/), and the volume the fixed monthly work is spread over. */
-export const DEFAULT_SHAPE: Omit<
-  DeploymentShape,
-  'transitionsPerArchiveObject' | 'transitionsPerNotification'
-> = {
-  intakeBatchSize: 10, // lib/queueDefinition.ts INTAKE_QUEUE.batchSize
-  publishBatchSize: 10, // SendMessageBatch maximum, as lib/publish batches
-  dispatcherMemoryMb: 512, // infra/constructs/SendproofFunction.ts default
-  recordConcurrency: 5, // SENDPROOF_RECORD_CONCURRENCY default
-  transitionsPerArchiveInvocation: 1, // set from the archive phase: one invocation per object written
-  notificationsPerMonth: 10_000_000,
-  evidenceBatchSize: 100, // infra/constructs/EvidenceRecorder.ts EVIDENCE_BATCH.batchSize
-  evidenceBatchingWindowSeconds: 5, // EVIDENCE_BATCH.maxBatchingWindowSeconds
-  reconcileRunsPerMonth: 8_640, // every 5 minutes, 30 days (infra/NotificationLedger.ts)
-  stepFunctionsTransitionsPerRun: 4, // estimate: start, reconcile page, choice, end
+/** The happy path, per notification, from the measured run. */
+export const happyUnits = (m: CostMeasurement, shape: DeploymentShape): Record<CostItem, number> => {
+  const n = m.notifications;
+  const fixed = 1 / shape.notificationsPerMonth;
+  const runShare = shape.reconcileRunsPerMonth / m.reconcileRuns / shape.notificationsPerMonth;
+  const fc = functionCosts(m, shape);
+  const units = zeroUnits();
+  const perRecordFns = ['dispatch', 'evidence', 'outcomes', 'archive'] as const;
+  for (const f of perRecordFns) {
+    units.dynamoWriteUnit += m.functions[f].dynamo.writeUnits / n;
+    units.dynamoReadUnit += m.functions[f].dynamo.readUnitsBilled / n;
+  }
+  units.dynamoWriteUnit += m.functions.reconcile.dynamo.writeUnits * runShare;
+  units.dynamoReadUnit += m.functions.reconcile.dynamo.readUnitsBilled * runShare;
+  for (const f of COST_FUNCTIONS) {
+    units.lambdaRequest += fc[f].invocationsPerNotification;
+    units.lambdaGbSecond += fc[f].gbSecondsPerNotification;
+    units.logIngestGb += fc[f].logBytesPerNotification / BYTES_PER_GB;
+  }
+  // SQS: the publisher's batches; the intake event source's receives and deletes per dispatch batch;
+  // EventBridge's SendMessage of every SES event, and the evidence event source's receives and deletes;
+  // the idle long polls of both event sources.
+  units.sqsRequest =
+    (sqsRequestsForMessages(m.sqs.intakeBodyBytes, shape.publishBatchSize) +
+      chunked(m.sqs.intakeBodyBytes, m.batches.dispatch).reduce((s, b) => s + sqsEventSourceRequests(b), 0) +
+      m.sqs.evidenceBodyBytes.reduce((s, b) => s + sqsRequestsForCall(b), 0) +
+      chunked(m.sqs.evidenceBodyBytes, m.batches.evidence).reduce(
+        (s, b) => s + sqsEventSourceRequests(b),
+        0,
+      )) /
+      n +
+    shape.polledQueues * SQS_IDLE_RECEIVES_PER_QUEUE_MONTH * fixed;
+  // EventBridge: the outcome events (custom events, each 64 KB chunk one); the SES events on the default
+  // bus are AWS service events, free. The reconcile schedule's invocations.
+  units.eventBridgeEvent =
+    m.eventBridge.eventBytes.reduce((s, b) => s + Math.max(1, Math.ceil(b / 65_536)), 0) / n;
+  units.schedulerInvocation = shape.reconcileRunsPerMonth * fixed;
+  units.s3Put = m.s3.puts / n;
+  units.stepFunctionsTransition = shape.reconcileRunsPerMonth * shape.stepFunctionsTransitionsPerRun * fixed;
+  // Custom metrics are billed per metric a month, whatever the volume: the series the EMF documents define.
+  units.customMetricMonth = m.metricSeries.length * fixed;
+  if (shape.tracing) {
+    const rate = shape.notificationsPerMonth / (30 * 86_400);
+    // Per function with active tracing (the reconcile function joins its execution's trace).
+    for (const f of perRecordFns)
+      units.xrayTrace += sampledTracesPerSecond(fc[f].invocationsPerNotification * rate) / rate;
+    units.xrayTrace += sampledTracesPerSecond(shape.reconcileRunsPerMonth / (30 * 86_400)) / rate;
+  }
+  return units;
 };
 
 /** The realistic mix of the issue: 5 % retried once, 1 % unknown then reconciled, 1 % bounced. */
 export const MIX = { retry: 0.05, unknown: 0.01, bounce: 0.01 } as const;
 
-export interface CostInputs {
-  /** The happy path through the SQS handler in batches (bench/protocolFloor.ts). */
-  floor: {
-    writeUnitsPerNotification: number;
-    readUnitsPerNotification: number;
-    transitionsPerNotification: number;
-    evidence: { eventsPerNotification: number; writeUnitsPerEvent: number; readUnitsPerEvent: number };
-  };
-  /**
-   * The ledger's per-scenario rows from the write-unit phase (one notification at a time): the extra
-   * units a retry and an unknown-then-reconciled notification cost over a happy one, same phase.
-   */
-  ledgerRows: ReadonlyArray<{
-    scenario: string;
-    notifications: number;
-    perNotification: number;
-    readUnits: number;
-    historyEntries: number;
-  }>;
-  /** Wall time of one notification through the dispatcher (latency phase median), ms. */
-  dispatchMs: number;
-  /** Archive transitions per S3 object (archive phase). */
-  transitionsPerArchiveObject: number;
+/** The ledger's per-scenario rows of the write-unit phase (one notification at a time, bench/writeUnits.ts). */
+export interface LedgerScenarioRow {
+  scenario: string;
+  notifications: number;
+  perNotification: number;
+  readUnits: number;
+  historyEntries: number;
 }
 
-const add = (a: UnitsPerNotification, b: Partial<UnitsPerNotification>): UnitsPerNotification =>
-  Object.fromEntries(
-    (Object.keys(a) as CostItem[]).map((k) => [k, a[k] + (b[k] ?? 0)]),
-  ) as UnitsPerNotification;
-
-const scale = (a: UnitsPerNotification, w: number): Partial<UnitsPerNotification> =>
-  Object.fromEntries((Object.keys(a) as CostItem[]).map((k) => [k, a[k] * w]));
-
 /**
- * Happy path and realistic mix, in units per notification and dollars per million. Every DynamoDB unit
- * is measured; SQS, Lambda and Step Functions counts follow from the deployment's batching; Lambda time
- * from the measured dispatch time. The non-happy extras are the differences the write-unit phase measured.
+ * What a retried, an unknown-then-reconciled and a bounced notification cost beyond a happy one. The
+ * DynamoDB difference is the write-unit phase's (same code, one notification at a time); the Lambda,
+ * SQS, log and event costs of the extra work are the happy path's measured per-record figures.
  */
-export const costScenarios = (input: CostInputs) => {
-  const shape: DeploymentShape = {
-    ...DEFAULT_SHAPE,
-    transitionsPerArchiveObject: input.transitionsPerArchiveObject,
-    transitionsPerArchiveInvocation: input.transitionsPerArchiveObject,
-    transitionsPerNotification: input.floor.transitionsPerNotification,
-  };
-  const happyUnits = unitsFor(
-    {
-      writeUnits: input.floor.writeUnitsPerNotification,
-      readUnits: input.floor.readUnitsPerNotification,
-      dispatchMs: input.dispatchMs,
-      evidenceEvents: input.floor.evidence.eventsPerNotification,
-      evidenceWriteUnits: input.floor.evidence.writeUnitsPerEvent,
-      evidenceReadUnits: input.floor.evidence.readUnitsPerEvent,
-      kmsRequests: 0,
-    },
-    shape,
-  );
-  const rowOf = (scenario: string) => input.ledgerRows.find((r) => r.scenario === scenario);
-  const happyRow = rowOf('happy');
-  const extraOf = (scenario: string): Partial<UnitsPerNotification> => {
-    const row = rowOf(scenario);
-    if (!row || !happyRow) return {};
-    const transitions = Math.max(0, row.historyEntries - happyRow.historyEntries);
+export const mixExtras = (
+  m: CostMeasurement,
+  shape: DeploymentShape,
+  ledgerRows: readonly LedgerScenarioRow[],
+): Record<keyof typeof MIX, Record<CostItem, number>> => {
+  const n = m.notifications;
+  const fc = functionCosts(m, shape);
+  const rowOf = (s: string) => ledgerRows.find((r) => r.scenario === s);
+  const happy = rowOf('happy');
+  /** One more stream record: its outcome event, its archive share, both functions' per-record time. */
+  const perStreamRecord = (): Partial<Record<CostItem, number>> => {
+    const perRecord = n / m.streamRecords;
     return {
-      dynamoWriteUnit: Math.max(0, row.perNotification - happyRow.perNotification),
-      dynamoReadUnit: Math.max(
-        0,
-        row.readUnits / row.notifications - happyRow.readUnits / happyRow.notifications,
-      ),
-      s3Put: transitions / shape.transitionsPerArchiveObject,
+      eventBridgeEvent: (m.eventBridge.eventBytes.length / m.streamRecords) * 1,
+      s3Put: m.s3.puts / m.streamRecords,
+      lambdaGbSecond:
+        (fc.outcomes.gbSecondsPerNotification + fc.archive.gbSecondsPerNotification) * perRecord,
+      logIngestGb:
+        ((fc.outcomes.logBytesPerNotification + fc.archive.logBytesPerNotification) * perRecord) /
+        BYTES_PER_GB,
     };
   };
-  // A retry is one more SQS delivery (ChangeMessageVisibility, then its share of a receive, a delete
-  // and an invocation) and one more dispatch; an unknown row is one reconcile lookup (in the measured
-  // extra units); a bounce is a Bounce event instead of a Delivery plus the suppression put (1 WCU).
-  const retryExtra: Partial<UnitsPerNotification> = {
-    ...extraOf('retry_after_429'),
-    sqsRequest: 1 + 2 / shape.intakeBatchSize,
-    lambdaRequest: 1 / shape.intakeBatchSize,
-    lambdaGbSecond: happyUnits.lambdaGbSecond,
+  const extraOf = (scenario: string): Record<CostItem, number> => {
+    const units = zeroUnits();
+    const row = rowOf(scenario);
+    if (!row || !happy) return units;
+    units.dynamoWriteUnit = Math.max(0, row.perNotification - happy.perNotification);
+    units.dynamoReadUnit = Math.max(
+      0,
+      row.readUnits / row.notifications - happy.readUnits / happy.notifications,
+    );
+    const transitions = Math.max(0, row.historyEntries - happy.historyEntries);
+    for (const [k, v] of Object.entries(perStreamRecord())) units[k as CostItem] += (v ?? 0) * transitions;
+    return units;
   };
-  const unknownExtra = extraOf('unknown_reconciled');
-  const bounceExtra: Partial<UnitsPerNotification> = { dynamoWriteUnit: 1 };
-  const zero = scale(happyUnits, 0) as UnitsPerNotification;
-  const weighted = (extra: Partial<UnitsPerNotification>, w: number) =>
-    scale(add(zero, extra), w) as Partial<UnitsPerNotification>;
-  const mixUnits = [
-    weighted(retryExtra, MIX.retry),
-    weighted(unknownExtra, MIX.unknown),
-    weighted(bounceExtra, MIX.bounce),
-  ].reduce(add, happyUnits);
-  const describe = (units: UnitsPerNotification) => ({ units, ...costPerMillion(units) });
-  return { shape, happy: describe(happyUnits), mix: describe(mixUnits) };
+  const retry = extraOf('retry_after_429');
+  // A retry is one more delivery of the message: ChangeMessageVisibility, its share of a receive, a
+  // delete and a dispatch invocation, and one more record's dispatch time and logs.
+  const intakeBytes = m.sqs.intakeBodyBytes[0] ?? 1024;
+  retry.sqsRequest += 1 + sqsEventSourceRequests([intakeBytes]) / m.batches.dispatch;
+  retry.lambdaRequest += fc.dispatch.invocationsPerNotification;
+  retry.lambdaGbSecond += fc.dispatch.gbSecondsPerNotification;
+  retry.logIngestGb += fc.dispatch.logBytesPerNotification / BYTES_PER_GB;
+  const unknown = extraOf('unknown_reconciled');
+  // A bounce is a Bounce event in place of the Delivery, plus the suppression list's update (1 WCU).
+  const bounce = zeroUnits();
+  bounce.dynamoWriteUnit = 1;
+  return { retry, unknown, bounce };
+};
+
+export const mixUnits = (
+  happy: Record<CostItem, number>,
+  extras: Record<keyof typeof MIX, Record<CostItem, number>>,
+): Record<CostItem, number> => {
+  const units = { ...happy };
+  for (const [scenario, weight] of Object.entries(MIX) as Array<[keyof typeof MIX, number]>)
+    for (const item of COST_ITEMS) units[item] += extras[scenario][item] * weight;
+  return units;
+};
+
+export interface CostReport {
+  shape: DeploymentShape;
+  functions: Record<CostFunction, FunctionCost>;
+  happy: { units: Record<CostItem, number> } & CostBreakdown;
+  mix: { units: Record<CostItem, number> } & CostBreakdown;
+}
+
+export const costReport = (
+  m: CostMeasurement,
+  shape: DeploymentShape,
+  ledgerRows: readonly LedgerScenarioRow[],
+): CostReport => {
+  const happy = happyUnits(m, shape);
+  const mix = mixUnits(happy, mixExtras(m, shape, ledgerRows));
+  return {
+    shape,
+    functions: functionCosts(m, shape),
+    happy: { units: happy, ...costPerMillion(happy) },
+    mix: { units: mix, ...costPerMillion(mix) },
+  };
 };

@@ -1,3 +1,4 @@
+import { renderCostReport } from './costReport.js';
 import type { BenchResults, WriteUnitRow } from './results.js';
 import { median, round } from './stats.js';
 
@@ -125,6 +126,7 @@ const COST_LABELS: Record<string, string> = {
 export const costTable = (results: BenchResults): string | undefined => {
   const c = results.cost;
   if (!c) return undefined;
+  if (c.run) return renderCostReport(c.run, { runLine: false });
   const [happy, mix] = c.scenarios;
   if (!happy || !mix) return undefined;
   const usd = (v: number | undefined) => (v === undefined ? '' : `$${v.toFixed(3)}`);
@@ -520,7 +522,7 @@ export const readmeCostSection = (results: BenchResults): string => {
       '',
       cost,
       '',
-      `Prices: us-east-1 on-demand list prices as of ${results.cost.pricesAsOf} (sources in bench/cost.ts). SES: $0.10 per 1,000 emails (aws.amazon.com/ses/pricing). Hosted platform: ${results.cost.references.hostedPlatformSource}. Assumptions: ${Object.entries(
+      `Prices: us-east-1 on-demand list prices as of ${results.cost.pricesAsOf} (each with its pricing page in bench/prices.ts). SES: $0.10 per 1,000 emails (aws.amazon.com/ses/pricing). Hosted platform: ${results.cost.references.hostedPlatformSource}. Assumptions: ${Object.entries(
         results.cost.assumptions,
       )
         .map(([k, v]) => `${k} ${v}`)

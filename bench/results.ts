@@ -172,8 +172,10 @@ export interface ProtocolFloorResult {
   };
 }
 
-/** Dollars per million notifications, excluding provider fees (bench/cost.ts). */
+/** Dollars per million notifications, excluding provider fees (bench/cost.ts, from bench/costRun.ts). */
 export interface CostResult {
+  /** The cost run's measurement and report, as `npm run bench:cost` writes them. */
+  run?: import('./costRun.js').CostRunResult;
   pricesAsOf: string;
   region: string;
   assumptions: Record<string, number | string>;
@@ -183,6 +185,7 @@ export interface CostResult {
     totalPerMillion: number;
     perMillion: Record<string, number>;
     units: Record<string, number>;
+    byService?: Record<string, number>;
   }>;
   references: { sesPerMillion: number; hostedPlatformPerMillion: number; hostedPlatformSource: string };
 }

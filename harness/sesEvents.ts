@@ -10,7 +10,7 @@ import { labelKeyOf, sealLabel } from '../lib/transports/labels.js';
  */
 export const sesEvidence = (
   row: { pk: string; providerMessageId?: string },
-  eventType: 'Send' | 'Delivery',
+  eventType: 'Send' | 'Delivery' | 'Bounce',
   options: { labelSecret: string; at?: number; extra?: Record<string, unknown> },
 ): ProviderEvidence => {
   const parsed = parseSesEvent({

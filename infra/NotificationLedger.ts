@@ -38,6 +38,9 @@ import { acknowledge } from './nag.js';
 export type EmailTransportName = 'ses' | 'resend' | 'sendgrid' | 'rest' | 'simulator';
 export type SmsTransportName = 'sms-v2' | 'twilio' | 'rest' | 'simulator';
 
+/** How often the reconciler runs unless `reconcileSchedule` says otherwise (the cost model spreads its runs). */
+export const DEFAULT_RECONCILE_EVERY_MINUTES = 5;
+
 export interface EmailChannelProps {
   transport: EmailTransportName;
   /**
@@ -362,7 +365,9 @@ export class NotificationLedger extends Construct {
 
     // --- reconciler -----------------------------------------------------------------------------------
     this.reconciler = new ReconcilerWorkflow(this, 'Reconciler', {
-      schedule: props.reconcileSchedule ?? scheduler.ScheduleExpression.rate(Duration.minutes(5)),
+      schedule:
+        props.reconcileSchedule ??
+        scheduler.ScheduleExpression.rate(Duration.minutes(DEFAULT_RECONCILE_EVERY_MINUTES)),
       maxPagesPerRun: props.reconcileMaxPagesPerRun ?? 50,
       logRetention: props.logRetention,
     });

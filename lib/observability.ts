@@ -62,6 +62,12 @@ export const METRIC = {
  * `extra` holds identifiers and enums only, never an address, a body or a secret.
  */
 export interface Logger {
+  /**
+   * Per-event detail of the happy path, which the ledger row and the archive already record: off at the
+   * deployed level (INFO), so it costs no CloudWatch Logs ingestion (docs/cost.md). Optional: a port
+   * without it drops the line.
+   */
+  debug?(message: string, ...extra: Array<Record<string, unknown>>): void;
   info(message: string, ...extra: Array<Record<string, unknown>>): void;
   warn(message: string, ...extra: Array<Record<string, unknown>>): void;
   error(message: string, ...extra: Array<Record<string, unknown>>): void;
@@ -71,7 +77,7 @@ export interface Logger {
  * The logger the reconcile, sweep and evidence paths take (they warn and inform; their failures throw).
  * It lives here, not in lib/reconcile, so lib/evidence does not import the reconciler (no import cycle).
  */
-export type RunLogger = Pick<Logger, 'info' | 'warn'>;
+export type RunLogger = Pick<Logger, 'debug' | 'info' | 'warn'>;
 
 /**
  * The one metrics port of lib/: the function entries adapt it to Powertools Metrics (lib never imports

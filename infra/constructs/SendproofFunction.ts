@@ -53,6 +53,9 @@ export interface SendproofFunctionProps {
   copyIntoBundle?: Array<string | BundleFolder>;
 }
 
+/** Memory of every Sendproof function unless its construct says otherwise (the cost model bills GB-s at it). */
+export const DEFAULT_FUNCTION_MEMORY_MB = 512;
+
 /** Where Lambda unpacks the bundle; a folder copied with `copyIntoBundle` lives below it. */
 export const LAMBDA_TASK_ROOT = '/var/task';
 export const bundledPath = (folder: string): string => `${LAMBDA_TASK_ROOT}/${folder}`;
@@ -91,7 +94,7 @@ export class SendproofFunction extends Construct {
       description: props.description,
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: props.memorySize ?? 512,
+      memorySize: props.memorySize ?? DEFAULT_FUNCTION_MEMORY_MB,
       timeout: props.timeout,
       role: this.role,
       logGroup: this.logGroup,

@@ -320,7 +320,8 @@ export class EvidenceRecorder implements RecordedEvidence {
       }
       if (ACCEPTED.includes(row.state)) {
         if (addsNothing(row, evidence)) {
-          this.deps.logger?.info('provider event adds nothing to the row', {
+          // Per event and on the happy path (the Send of an accepted message): debug, not INFO.
+          this.deps.logger?.debug?.('provider event adds nothing to the row', {
             dedupeKey: row.pk,
             fact: evidence.fact,
             why: evidence.why,
@@ -334,7 +335,10 @@ export class EvidenceRecorder implements RecordedEvidence {
         const result = await this.deps.store.addFact(row, this.entryOf(evidence, row.providerMessageId));
         if (result.kind === 'ok') {
           this.countFact(result.record, evidence);
-          this.deps.logger?.info('delivery fact recorded', {
+          // A delivery is the happy path and the row's history holds it: debug. A bounce, a complaint or a
+          // delay is what an operator looks for, so it stays at INFO.
+          const log = evidence.fact === 'delivered' ? this.deps.logger?.debug : this.deps.logger?.info;
+          log?.call(this.deps.logger, 'delivery fact recorded', {
             dedupeKey: row.pk,
             channel: row.channel,
             fact: evidence.fact,

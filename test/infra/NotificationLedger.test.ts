@@ -2,7 +2,8 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EVIDENCE_BATCH } from '../../infra/constructs/EvidenceRecorder.js';
 import { RECONCILE_RETRY_ERRORS } from '../../infra/constructs/ReconcilerWorkflow.js';
-import { DISPATCHER_TIMEOUT } from '../../infra/NotificationLedger.js';
+import { DEFAULT_FUNCTION_MEMORY_MB } from '../../infra/constructs/SendproofFunction.js';
+import { DEFAULT_RECONCILE_EVERY_MINUTES, DISPATCHER_TIMEOUT } from '../../infra/NotificationLedger.js';
 import type { SendproofStack } from '../../infra/SendproofStack.js';
 import { loadNamedQueries } from '../../lib/archive/namedQueries.js';
 import { ARCHIVE_COLUMNS } from '../../lib/archive/schema.js';
@@ -474,6 +475,25 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
     const webhook = fns.filter((f) => 'SENDPROOF_WEBHOOK_SECRET_ARN' in f.Properties.Environment.Variables);
     expect(webhook).toHaveLength(1);
     expect(webhook[0]!.Properties.Environment.Variables).toHaveProperty('SENDPROOF_SUPPRESSION_TABLE');
+  });
+
+  it('runs every Sendproof function at the memory and the reconcile schedule the cost model bills (bench/costRun.ts)', () => {
+    // Assess: npm run bench:cost prices GB-s at DEFAULT_FUNCTION_MEMORY_MB and spreads 30 days of runs
+    // every DEFAULT_RECONCILE_EVERY_MINUTES; a function given other memory must be priced at it.
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter(
+      (f) =>
+        String((f as { Properties?: { Description?: string } }).Properties?.Description ?? '').length > 0 &&
+        (f as { Properties?: { Environment?: { Variables?: Record<string, unknown> } } }).Properties
+          ?.Environment?.Variables?.POWERTOOLS_SERVICE_NAME === SERVICE_NAME,
+    );
+    expect(functions.length).toBeGreaterThanOrEqual(5);
+    for (const f of functions)
+      expect((f as { Properties: { MemorySize?: number } }).Properties.MemorySize).toBe(
+        DEFAULT_FUNCTION_MEMORY_MB,
+      );
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: `rate(${DEFAULT_RECONCILE_EVERY_MINUTES} minutes)`,
+    });
   });
 
   it('starts the reconcile state machine from EventBridge Scheduler', () => {

@@ -18,6 +18,8 @@ export const CONTENT_KEY = TEST_LABEL_SECRET;
 /** Collects log lines so tests can assert that no secret reached a log. */
 export class CapturingLogger {
   readonly lines: string[] = [];
+  debug = (message: string, ...extra: Array<Record<string, unknown>>) =>
+    this.lines.push(JSON.stringify({ level: 'debug', message, extra }));
   info = (message: string, ...extra: Array<Record<string, unknown>>) =>
     this.lines.push(JSON.stringify({ level: 'info', message, extra }));
   warn = (message: string, ...extra: Array<Record<string, unknown>>) =>

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CapacityMeter } from '../../../harness/CapacityMeter.js';
 import { type LocalAdapters, localAdapters, restTransports } from '../../../harness/dispatcher.js';
@@ -11,6 +12,7 @@ import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
+import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
@@ -183,5 +185,71 @@ describe('a delivered notification, its evidence included, counted from the stre
     const delivered = await ledger.get(value.rows[0]!.pk);
     expect(delivered?.delivery?.status).toBe('delivered');
     expect(delivered?.state).toBe('accepted');
+  });
+});
+
+describe('what the happy path logs (CloudWatch Logs ingestion is billed per byte: docs/cost.md)', () => {
+  it('the Send and Delivery events of a delivered notification write no INFO line; a bounce still does', async () => {
+    // Prepare: one accepted email, and the documented SES events of its message
+    // (test/contract/providers/ses/event-bounce-permanent-general.json: Amazon SES Developer Guide,
+    // "Examples of event data that Amazon SES publishes to Amazon SNS").
+    const { doc, ledgerTable, suppressionTable } = await tablesFor('logs');
+    const adapters = localAdapters({ doc, ledgerTable, suppressionTable, sealKey: TEST_SEAL_KEY });
+    const dispatcher = floorDispatcher(adapters);
+    const logger = new CapturingLogger();
+    const recorder = new EvidenceRecorder({
+      labels: testLabelKeys,
+      ledger: adapters.ledger,
+      store: new DynamoEvidenceStore(doc, ledgerTable),
+      suppressions: adapters.suppressions,
+      purposes: new PurposeRegistry(),
+      clock,
+      logger,
+    });
+    const bodies = ['delivered', 'bounced'].map((who) =>
+      JSON.stringify(
+        resetIntent(
+          { eventId: `logs-${who}`, recipient: { ref: `player-${who}`, email: `${who}@example.test` } },
+          clock.now(),
+        ),
+      ),
+    );
+    await createSqsHandler(dispatcher, { concurrency: 5 })(sqsEvent(bodies));
+    const [delivered, bounced] = await Promise.all(
+      ['delivered', 'bounced'].map((who) =>
+        adapters.ledger.get(`acme-games:password-reset:logs-${who}:player-${who}:email`),
+      ),
+    );
+    const documented = JSON.parse(
+      readFileSync(
+        new URL('../../contract/providers/ses/event-bounce-permanent-general.json', import.meta.url),
+        'utf8',
+      ),
+    ).payload as { bounce: Record<string, unknown> };
+    const event = (row: DeliveryRecord, eventType: 'Send' | 'Delivery' | 'Bounce', extra = {}) =>
+      sesEvidence(row, eventType, { labelSecret: CONTENT_KEY, at: clock.now(), extra });
+    // Act
+    const happy = [
+      await recorder.record(event(delivered!, 'Send')),
+      await recorder.record(
+        event(delivered!, 'Delivery', { delivery: { timestamp: new Date(clock.now() + 900).toISOString() } }),
+      ),
+    ];
+    const happyLines = logger.lines.map((l) => JSON.parse(l) as { level: string; message: string });
+    const bounce = await recorder.record(event(bounced!, 'Bounce', { bounce: documented.bounce }));
+    const bounceLines = logger.lines
+      .slice(happyLines.length)
+      .map((l) => JSON.parse(l) as { level: string; message: string });
+    // Assess: the happy path's two events are recorded, and say so only at debug
+    expect(happy.map((r) => r.kind)).toEqual(['redundant', 'fact_recorded']);
+    expect(happyLines.filter((l) => l.level !== 'debug')).toEqual([]);
+    expect(happyLines.map((l) => l.message)).toEqual([
+      'provider event adds nothing to the row',
+      'delivery fact recorded',
+    ]);
+    expect(bounce.kind).toBe('fact_recorded');
+    expect(bounceLines).toContainEqual(
+      expect.objectContaining({ level: 'info', message: 'delivery fact recorded' }),
+    );
   });
 });
