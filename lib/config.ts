@@ -313,6 +313,10 @@ export const providersOf = <C extends 'email' | 'sms'>(
     ? (config.emailProviders ?? [config.emailTransport])
     : (config.smsProviders ?? [config.smsTransport])) as never;
 
+/** Whether a channel has a provider to fail over to (then provider circuits are kept and read). */
+export const failsOver = (config: Pick<Config, 'emailProviders' | 'smsProviders'>): boolean =>
+  (config.emailProviders?.length ?? 0) > 1 || (config.smsProviders?.length ?? 0) > 1;
+
 export const loadConfig = (env: Readonly<Record<string, string | undefined>> = process.env): Config => {
   const raw = Object.fromEntries(
     Object.entries(ENV)

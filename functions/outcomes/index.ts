@@ -3,7 +3,7 @@ import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-la
 import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
 import { dynamoDocumentClient } from '../../lib/aws/dynamoClients.js';
 import { eventBridgeClient } from '../../lib/aws/eventBridgeClient.js';
-import { functionConfig } from '../../lib/config.js';
+import { failsOver, functionConfig } from '../../lib/config.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { EventBridgeOutcomeSink } from '../../lib/events/EventBridgeOutcomeSink.js';
 import { createOutcomeConsumer } from '../../lib/events/OutcomeConsumer.js';
@@ -17,8 +17,8 @@ import { publishSloMetrics } from './emf.js';
  * metrics: lib/slo/observations.ts). Retries, bisection and the on-failure queue are event-source
  * settings (infra/constructs/OutcomeEvents.ts).
  *
- * With a ledger table configured (a deployment with failover: infra/NotificationLedger.ts binds it), the
- * consumer also keeps the providers' delivery-report counters (lib/transports/reportLag.ts), which the
+ * With failover and the ledger table configured (infra/NotificationLedger.ts binds both then), the consumer
+ * also keeps the providers' delivery-report counters (lib/transports/reportLag.ts), which the
  * reconcile run judges.
  */
 const config = functionConfig('outcomes');
@@ -31,7 +31,7 @@ const consume = createOutcomeConsumer({
   ),
   logger,
   onObservations: (observations) => publishSloMetrics(observations, purposes),
-  ...(config.ledgerTable
+  ...(config.ledgerTable && failsOver(config)
     ? {
         reports: {
           counters: new DynamoReportCounters(
