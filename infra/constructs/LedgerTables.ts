@@ -2,9 +2,9 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { ENV } from '../../lib/config.js';
 import { LEDGER_TABLE, SEAL_PREFIX, SUPPRESSION_TABLE } from '../../lib/ledger/tableDefinition.js';
 import { REPORTS_PREFIX } from '../../lib/transports/reportLag.js';
-import { ENV } from '../../lib/config.js';
 import type { SendproofFunction, TableAccess } from './SendproofFunction.js';
 
 /**
