@@ -276,5 +276,13 @@ describe('the provider circuit opens when delivery reports fall behind (issue 29
       'circuit_half_open',
       'circuit_closed',
     ]);
+    // The circuit item this judgement created had no failure window: a 5xx afterwards still counts.
+    const strict = new ProviderHealth(localDynamo().doc, h.table, {
+      settings: { ...settings, failures: 1 },
+      workerId: 'dispatch:strict',
+      now: () => clock.now(),
+    });
+    await strict.observe('ses', { kind: 'ambiguous', reason: 'provider_error_after_send:503' }, false);
+    expect(await strict.read('ses')).toMatchObject({ state: 'open', reason: 'failures:1/60s' });
   });
 });
