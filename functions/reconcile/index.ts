@@ -53,7 +53,7 @@ const pull = pullEvidenceFor(config, evidence, { logger, now: () => systemClock.
 const reports = reportLagJudgeFor(
   config,
   providers,
-  { workerId: 'reconcile', now: () => systemClock.now(), logger, metrics: powertoolsSink(metrics) },
+  { workerId: 'reconciler:reports', now: () => systemClock.now(), logger, metrics: powertoolsSink(metrics) },
   documentClient,
 );
 
