@@ -3,10 +3,19 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import { appConfigFromContext, CONTEXT } from '../../infra/appConfig.js';
 import { NotificationLedger, type NotificationLedgerProps } from '../../infra/NotificationLedger.js';
+import type { CommandRecord } from '../../lib/aws/commandLog.js';
 import { ENV, loadConfig } from '../../lib/config.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { providerChainsFor } from '../../lib/transports/configured.js';
 import { CIRCUIT_METRIC } from '../../lib/transports/health.js';
+import {
+  actionsFor,
+  allowingStatements,
+  type DeployedFunction,
+  denyingStatements,
+  expectedResource,
+  type PolicyStatement,
+} from './iamPolicy.js';
 import { SES_AND_SMS, synthStack } from './synth.js';
 
 const SYNTH_TIMEOUT = 120_000;
@@ -113,6 +122,52 @@ describe('failover providers in the CDK app (issue 29)', () => {
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['reports#*'] } },
       },
     ]);
+  });
+
+  it('allows the report commands as lib/aws/commandLog.ts records them (test/integration/dispatch/reportLag.test.ts), and no row write by the outcomes consumer', () => {
+    // Prepare: the failover roles, as test/infra/iamCommands.test.ts reads them (that suite synthesizes
+    // no failover, so the counters are held to these roles here).
+    const ctx = { region: 'eu-west-1', account: '111122223333' };
+    const deployed = (name: string, fn: typeof stack.ledger.dispatcher.function): DeployedFunction => {
+      const roleId = stack.getLogicalId(fn.role.node.defaultChild as never);
+      return {
+        name,
+        statements: Object.values(template.findResources('AWS::IAM::Policy'))
+          .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`))
+          .flatMap((p) => p.Properties.PolicyDocument.Statement as PolicyStatement[]),
+        env: envOf(fn),
+        eventSourceArns: [],
+      };
+    };
+    const outcomes = deployed('outcomes', stack.ledger.outcomeEvents.function);
+    const reconcile = deployed('reconcile', stack.ledger.reconciler.function);
+    const item = (fn: string, command: string, keyPrefix: string): CommandRecord => ({
+      function: fn,
+      service: 'dynamodb',
+      command,
+      resources: [{ kind: 'table', name: 'ledger-t', setting: 'ledgerTable', keyPrefix }],
+    });
+    const allowed = (fn: DeployedFunction, record: CommandRecord) =>
+      actionsFor(record)!.every((action) => {
+        const expected = expectedResource(record, record.resources[0]!, fn, ctx);
+        return (
+          !expected.problem &&
+          allowingStatements(fn.statements, action, expected, ctx).length > 0 &&
+          denyingStatements(fn.statements, action, expected, ctx).length === 0
+        );
+      });
+    // Assess: the consumer adds to counters; the judgement reads counters and circuits and opens one.
+    expect(allowed(outcomes, item('outcomes', 'UpdateItem', 'reports#…'))).toBe(true);
+    for (const record of [
+      item('reconcile', 'GetItem', 'reports#…'),
+      item('reconcile', 'GetItem', 'health#…'),
+      item('reconcile', 'UpdateItem', 'health#…'),
+    ])
+      expect(allowed(reconcile, record), record.command).toBe(true);
+    // Not a row, a circuit, nor a read.
+    expect(allowed(outcomes, item('outcomes', 'UpdateItem', ''))).toBe(false);
+    expect(allowed(outcomes, item('outcomes', 'UpdateItem', 'health#…'))).toBe(false);
+    expect(allowed(outcomes, item('outcomes', 'GetItem', 'reports#…'))).toBe(false);
   });
 
   it(
