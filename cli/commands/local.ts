@@ -101,6 +101,11 @@ export const register = (program: Command): void => {
     .description('start DynamoDB Local, fauxqs (SQS/S3), the SES inbox, the SMS simulator and the functions')
     .option('--demo', 'publish the seed scenarios and show their states live')
     .option('--email-transport <name>', 'ses | simulator', process.env.SENDPROOF_EMAIL_TRANSPORT ?? 'ses')
+    .option(
+      '--email-providers <list>',
+      'email failover order among ses and simulator (e.g. ses,simulator): the first is the primary',
+      process.env.SENDPROOF_EMAIL_PROVIDERS,
+    )
     .option('--sms-transport <name>', 'simulator', process.env.SENDPROOF_SMS_TRANSPORT ?? 'simulator')
     .option('--state-dir <dir>', 'where state, logs and the archive mirror live', '.local')
     .option('--exit-after-demo', 'stop everything once the demo has settled (for scripts and tests)')
@@ -113,6 +118,7 @@ export const register = (program: Command): void => {
       async (options: {
         demo?: boolean;
         emailTransport: string;
+        emailProviders?: string;
         smsTransport: string;
         stateDir: string;
         exitAfterDemo?: boolean;
@@ -123,10 +129,18 @@ export const register = (program: Command): void => {
           throw new Error(`--email-transport must be ses or simulator, not ${options.emailTransport}`);
         if (options.smsTransport !== 'simulator')
           throw new Error(`--sms-transport must be simulator, not ${options.smsTransport}`);
+        const emailProviders = options.emailProviders
+          ?.split(',')
+          .map((name) => name.trim())
+          .filter(Boolean);
+        for (const name of emailProviders ?? [])
+          if (name !== 'ses' && name !== 'simulator')
+            throw new Error(`--email-providers lists ses and simulator only, not ${name}`);
         const print = (line: string) => process.stdout.write(`${line}\n`);
         const stack = await startLocalStack({
           stateDir: options.stateDir,
           emailTransport: options.emailTransport,
+          ...(emailProviders?.length ? { emailProviders: emailProviders as Array<'ses' | 'simulator'> } : {}),
           smsTransport: 'simulator',
           progress: (line) => print(`· ${line}`),
           eventEndpoints: (options.eventsEndpoint ?? []).map(eventEndpointOf),

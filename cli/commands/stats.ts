@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { requireSettings } from '../../lib/config.js';
+import { circuitEntry } from '../../lib/console/circuitsPanel.js';
+import type { CircuitEntry } from '../../lib/console/ports.js';
 import { NON_TERMINAL_STATES } from '../../lib/domain/states.js';
 import type { OperatorQueries } from '../../lib/ledger/operatorQueries.js';
 import { activeHolds, transportNamesOf } from '../../lib/rate/TransportHolds.js';
-import { HEALTH_PREFIX } from '../../lib/transports/health.js';
+import { failoverChainsOf, readFailoverCircuits } from '../../lib/transports/health.js';
 import { documentClientFor } from '../../lib/wiring.js';
 import { ledgerFor, output, type TargetOptions, withTargetOptions } from '../localState.js';
 
@@ -14,8 +16,6 @@ export interface LedgerStats {
   oldestWaitingSeconds: Record<string, number>;
   /** Notifications whose intent the ledger holds sealed (parked work the sweep owns). */
   sealed: number;
-  /** Provider circuits (failover, lib/transports/health.ts): one per provider that has counted a failure. */
-  circuits: Array<{ provider: string; state: string; failures: number; openUntil?: number; reason?: string }>;
 }
 
 /**
@@ -27,22 +27,15 @@ export const ledgerStats = async (
   now: number,
   onPage?: (rows: number) => void,
 ): Promise<LedgerStats> => {
-  const stats: LedgerStats = { rows: 0, byState: {}, oldestWaitingSeconds: {}, sealed: 0, circuits: [] };
+  const stats: LedgerStats = { rows: 0, byState: {}, oldestWaitingSeconds: {}, sealed: 0 };
   let cursor: string | undefined;
   do {
     const page = await queries.summaries(cursor);
     for (const row of page.items) {
       if (row.kind === 'seal') stats.sealed += 1;
-      if (row.kind === 'provider_health' && row.pk && row.state) {
-        stats.circuits.push({
-          provider: row.pk.slice(HEALTH_PREFIX.length),
-          state: row.state,
-          failures: row.failures ?? 0,
-          ...(row.openUntil !== undefined ? { openUntil: row.openUntil } : {}),
-          ...(row.reason !== undefined ? { reason: row.reason } : {}),
-        });
-        continue;
-      }
+      // Provider health items are read by key below (readFailoverCircuits), with the providers that
+      // never failed; here they are only not rows.
+      if (row.kind === 'provider_health') continue;
       if (!row.state || row.state === 'closed' || row.state === 'open' || row.state === 'half_open') continue; // pointers, seals, breakers
       stats.rows += 1;
       stats.byState[row.state] = (stats.byState[row.state] ?? 0) + 1;
@@ -58,6 +51,18 @@ export const ledgerStats = async (
   return stats;
 };
 
+/** One circuit of `sendproof stats`: channel, place in the failover order, state, why, since when. */
+export const circuitLine = (c: { channel: string } & CircuitEntry): string =>
+  [
+    `circuit ${c.channel} #${c.position} ${c.provider}: ${c.state}`,
+    c.state === 'closed' ? ` (${c.failures} failures in the current ${c.windowSeconds} s window)` : '',
+    c.openUntil ? ` until ${c.openUntil}` : '',
+    c.probeUntil ? ` probing until ${c.probeUntil}` : '',
+    c.probeDue ? ' (probe due)' : '',
+    c.reason ? ` — ${c.reason.text}${c.reason.known ? ` (${c.reason.raw})` : ''}` : '',
+    c.changedAt ? `; changed ${c.changedAt} by ${c.history[0]?.by ?? '?'}` : '',
+  ].join('');
+
 export const register = (program: Command): void => {
   withTargetOptions(
     program
@@ -72,12 +77,21 @@ export const register = (program: Command): void => {
       process.stderr.write(`scanned ${rows} rows\r`),
     );
     // Transport-wide holds (issue 25): their rows wait in retry_wait (transport_hold:<reason>).
-    const holds = await activeHolds(
-      documentClientFor(config),
-      requireSettings(config, ['ledgerTable']).ledgerTable,
-      transportNamesOf(config),
+    const doc = documentClientFor(config);
+    const { ledgerTable } = requireSettings(config, ['ledgerTable']);
+    const holds = await activeHolds(doc, ledgerTable, transportNamesOf(config));
+    // Provider circuits (issue 29): each failover channel's providers in order, closed ones too, from one
+    // BatchGetItem of their health items; the same entries as the console's circuits panel.
+    const now = Date.now();
+    const circuits: Array<{ channel: string } & CircuitEntry> = (
+      await readFailoverCircuits(doc, ledgerTable, failoverChainsOf(config))
+    ).flatMap(({ channel, circuits: views }) =>
+      views.map((view, i) => ({
+        channel,
+        ...circuitEntry(view, i + 1, config.providerCircuit.windowSeconds, now),
+      })),
     );
-    const stats = { ...scanned, holds };
+    const stats = { ...scanned, holds, circuits };
     output(options.json, stats, () =>
       [
         `${stats.rows} rows`,
@@ -98,10 +112,7 @@ export const register = (program: Command): void => {
                   }`,
               )
               .join('\n')}`,
-        ...stats.circuits.map(
-          (c) =>
-            `circuit ${c.provider}: ${c.state}${c.state === 'closed' ? ` (${c.failures} failures this window)` : ''}${c.openUntil !== undefined ? ` until ${new Date(c.openUntil).toISOString()}` : ''}${c.reason ? ` (opened: ${c.reason})` : ''}`,
-        ),
+        ...stats.circuits.map(circuitLine),
       ].join('\n'),
     );
   });

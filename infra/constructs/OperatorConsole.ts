@@ -137,6 +137,15 @@ export class OperatorConsole extends Construct {
         resources: [props.ledger.tableArn, props.suppression.tableArn],
       }),
     );
+    // The circuits panel reads the failover providers' health items (`health#<provider>`) in one
+    // BatchGetItem (lib/transports/health.ts readCircuits): the items it may already GetItem, in one call.
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'ConsoleCircuitReads',
+        actions: ['dynamodb:BatchGetItem'],
+        resources: [props.ledger.tableArn],
+      }),
+    );
     // A `resend` decision publishes the new intent (SendMessage only: the queue URL is a setting).
     fn.role.addToPrincipalPolicy(
       new iam.PolicyStatement({

@@ -8,6 +8,7 @@ import type {
   AuditLog,
   AuditQueries,
   CapabilityLookup,
+  CircuitsReadModel,
   HoldsReadModel,
   LedgerStatsSource,
   NotificationSearch,
@@ -38,8 +39,10 @@ export interface ConsoleDeps {
   audit?: AuditQueries;
   /** The SLO attainment / error-budget panel's source (issue 28). Absent: the panel is not shown. */
   slo?: SloReadModel;
-  /** Open transport holds and provider circuits (issues 25/29). Absent: the panel is not shown. */
+  /** Open transport holds (issue 25). Absent: the panel is not shown. */
   holds?: HoldsReadModel;
+  /** Provider circuits of the failover channels (issue 29). Absent: the panel is not shown. */
+  circuits?: CircuitsReadModel;
   suppressions?: () => Promise<SuppressionEntry[]>;
   /** Operators may add a suppression (there is no removal in the suppression list port yet). */
   suppressionList?: SuppressionList;

@@ -39,6 +39,8 @@ export const startLocalConsole = async (
     dlqUrl: state.dlqUrl,
     archiveMirrorDir: state.archiveDir,
     emailTransport: state.emailTransport,
+    // The stack's failover order, so the circuits panel lists the providers the functions use.
+    ...(state.emailProviders ? { emailProviders: state.emailProviders.join(',') } : {}),
     smsTransport: state.smsTransport,
     restBaseUrl: state.simulator,
     endpointSes: state.ses,

@@ -2,6 +2,8 @@ import type { AuditResult } from '../archive/DuckDbAudit.js';
 import type { NamedQuery } from '../archive/namedQueries.js';
 import type { Channel } from '../domain/purposes.js';
 import type { DeliveryRecord } from '../ledger/port.js';
+import type { ReasonText } from '../transports/circuitReasons.js';
+import type { CircuitState } from '../transports/health.js';
 import type { TransportCapabilities } from '../transports/port.js';
 
 /**
@@ -64,9 +66,9 @@ export interface SloReadModel {
   attainment(tenant: string, now: number): Promise<SloFigure[]>;
 }
 
-/** One open transport hold or provider circuit (issues 25/29). */
+/** One open transport hold (issue 25); provider circuits have their own panel (CircuitsReadModel). */
 export interface OpenHold {
-  kind: 'transport_hold' | 'provider_circuit';
+  kind: 'transport_hold';
   name: string;
   channel?: string;
   since: string;
@@ -74,10 +76,47 @@ export interface OpenHold {
   until?: string;
 }
 
-/** The holds/circuits panel's port. */
+/** The holds panel's port. */
 export interface HoldsReadModel {
   source: string;
   open(): Promise<OpenHold[]>;
+}
+
+/** One provider's circuit as the circuits panel shows it (issue 29; lib/transports/health.ts). Times ISO. */
+export interface CircuitEntry {
+  provider: string;
+  /** Its place in the channel's failover order, 1 = the primary. */
+  position: number;
+  state: CircuitState;
+  /** Closed: 5xx / never-left answers counted in the current window (of `windowSeconds`). */
+  failures: number;
+  windowSeconds: number;
+  /** Open: when one dispatcher may send a probe. */
+  openUntil?: string;
+  /** Half-open: until when the probe belongs to the dispatcher that took it. */
+  probeUntil?: string;
+  /** Open past `openUntil`, or half-open past its lease: the next send takes the probe. */
+  probeDue: boolean;
+  /** Why it last opened (an open or half-open circuit), raw and in words. */
+  reason?: ReasonText;
+  /** When its state last changed (the newest history entry); absent: it never changed (never opened). */
+  changedAt?: string;
+  changedAgeSeconds?: number;
+  /** The newest state changes first, at most CIRCUIT_HISTORY_SHOWN: who (worker) and why. */
+  history: Array<{ state: string; at: string; by: string; why: ReasonText }>;
+}
+
+export interface ChannelCircuits {
+  channel: 'email' | 'sms';
+  /** The failover order (the names the circuits are kept under). */
+  providers: string[];
+  circuits: CircuitEntry[];
+}
+
+/** The circuits panel's port: every failover channel's providers in order, closed ones included. */
+export interface CircuitsReadModel {
+  source: string;
+  circuits(now: number): Promise<ChannelCircuits[]>;
 }
 
 /** The archive's queries: DuckDB over the local mirror, or Athena in AWS. Same SQL text either way. */

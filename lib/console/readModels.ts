@@ -126,6 +126,17 @@ export const readModelRoutes = (deps: ConsoleDeps): Route[] => {
     }
   };
 
+  /** The circuits panel: every failover channel's providers in order, or why there are none to show. */
+  const circuitsFigure = async (now: number) => {
+    if (!deps.circuits) return null;
+    const head = { source: deps.circuits.source, window: 'now', asOf: new Date(now).toISOString() };
+    try {
+      return { ...head, channels: await deps.circuits.circuits(now), error: null };
+    } catch (error) {
+      return { ...head, channels: null, error: error instanceof Error ? error.message : 'unavailable' };
+    }
+  };
+
   const overview = async (request: Parameters<Route['run']>[0]) => {
     const q = parseWith(OverviewQuery, request.query);
     const now = deps.clock.now();
@@ -137,7 +148,7 @@ export const readModelRoutes = (deps: ConsoleDeps): Route[] => {
     const from = day(now - (days - 1) * 86_400_000);
     const to = day(now);
     const range = [tenant, from, to];
-    const [stats, dlqDepth, latency, distribution, states, facts, manual, duplicates, slo, holds] =
+    const [stats, dlqDepth, latency, distribution, states, facts, manual, duplicates, slo, holds, circuits] =
       await Promise.all([
         deps.stats(tenant),
         deps.dlqDepth
@@ -164,6 +175,7 @@ export const readModelRoutes = (deps: ConsoleDeps): Route[] => {
               (e: unknown) => ({ rows: null, error: e instanceof Error ? e.message : 'unavailable' }),
             )
           : Promise.resolve(null),
+        circuitsFigure(now),
       ]);
     const ledgerNow = { source: 'ledger', window: 'now', asOf };
     const archiveWindow = { source: archiveSource(), window: { from, to, days }, asOf };
@@ -218,6 +230,7 @@ export const readModelRoutes = (deps: ConsoleDeps): Route[] => {
         ...(holds && deps.holds
           ? { holds: { source: deps.holds.source, window: 'now', asOf, ...holds } }
           : {}),
+        ...(circuits ? { circuits } : {}),
       },
     });
   };
@@ -294,6 +307,17 @@ export const readModelRoutes = (deps: ConsoleDeps): Route[] => {
     { method: 'GET', path: '/api/attention', role: 'viewer', run: attention },
     { method: 'GET', path: '/api/search', role: 'viewer', run: search },
     { method: 'GET', path: '/api/timeline', role: 'viewer', run: timeline },
+    {
+      method: 'GET',
+      path: '/api/circuits',
+      role: 'viewer',
+      run: async () => {
+        const figure = await circuitsFigure(deps.clock.now());
+        return figure
+          ? json(200, figure)
+          : problem(501, 'not_configured', 'no provider circuits are configured for this console');
+      },
+    },
     {
       method: 'GET',
       path: '/api/suppressions',

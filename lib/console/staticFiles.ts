@@ -21,6 +21,7 @@ export const PAGE_MODULES = [
   'url',
   'chartData',
   'charts',
+  'circuits',
   'overview',
   'lists',
   'operator',

@@ -7,6 +7,7 @@ import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
 import { cancelNotifications } from '../publish/cancelNotifications.js';
 import { transportNamesOf } from '../rate/TransportHolds.js';
 import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
+import { failoverChainsOf } from '../transports/health.js';
 import { createTransports } from '../transports/index.js';
 import { documentClientFor, ledgerFor, operatorQueriesFor, purposesFor } from '../wiring.js';
 import {
@@ -23,6 +24,7 @@ import {
   type ConsoleHandler,
   createConsoleHandler,
 } from './ConsoleApi.js';
+import { providerCircuitsReadModel } from './circuitsPanel.js';
 import { transportHoldsReadModel } from './holdsPanel.js';
 import type { AuditLog, AuditQueries } from './ports.js';
 import { sloPanelReadModel } from './sloPanel.js';
@@ -112,6 +114,14 @@ export const consoleHandlerFor = (
     ...(sqs && config.dlqUrl ? { dlqDepth: sqsQueueDepth(sqs, config.dlqUrl) } : {}),
     // Transport-wide holds (issue 25): the hold items the dispatchers write, read from the ledger table.
     holds: transportHoldsReadModel(doc, config.ledgerTable, transportNamesOf(config)),
+    // Provider circuits (issue 29): the failover channels' providers in order, their health items read in
+    // one BatchGetItem (none without failover: no channel has a circuit then).
+    circuits: providerCircuitsReadModel(
+      doc,
+      config.ledgerTable,
+      failoverChainsOf(config),
+      config.providerCircuit.windowSeconds,
+    ),
     ...(wiring.staticFiles ? { staticFiles: wiring.staticFiles } : {}),
     ...(wiring.allowedOrigin ? { allowedOrigin: wiring.allowedOrigin } : {}),
     ...(wiring.decisionRowsPerMinute ? { decisionRowsPerMinute: wiring.decisionRowsPerMinute } : {}),

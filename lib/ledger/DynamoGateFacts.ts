@@ -1,4 +1,5 @@
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { sendResolved } from '../aws/resolvedCommands.js';
 import type { Channel } from '../domain/purposes.js';
 import type { GateFacts, GateFactsReader } from './port.js';
 import { LEDGER_TABLE, SUPPRESSION_TABLE } from './tableDefinition.js';
@@ -46,16 +47,15 @@ export class DynamoGateFacts implements GateFactsReader {
       // Unprocessed keys (throttling) are asked again until none is left.
       for (let round = 0; Object.keys(pending).length > 0; round++) {
         if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1_000, 25 * 2 ** round)));
-        const out = await this.client.send(
-          new BatchGetCommand({
-            RequestItems: Object.fromEntries(
-              Object.entries(pending).map(([table, spec]) => [
-                table,
-                { ...spec, ExpressionAttributeNames: { '#pk': 'pk' } },
-              ]),
-            ),
-          }),
-        );
+        // Once per queue batch on the happy path: the handler is resolved once (lib/aws/resolvedCommands.ts).
+        const out = await sendResolved(this.client, BatchGetCommand, {
+          RequestItems: Object.fromEntries(
+            Object.entries(pending).map(([table, spec]) => [
+              table,
+              { ...spec, ExpressionAttributeNames: { '#pk': 'pk' } },
+            ]),
+          ),
+        });
         for (const [table, items] of Object.entries(out.Responses ?? {})) {
           for (const item of items) {
             const pk = String(item.pk);

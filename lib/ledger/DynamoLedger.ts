@@ -8,6 +8,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { sendResolved } from '../aws/resolvedCommands.js';
 import { SendproofError, TransitionRefusedError } from '../domain/errors.js';
 import type { Channel } from '../domain/purposes.js';
 import { ATTENTION_STATES, canTransition, type DeliveryState, INITIAL_STATES } from '../domain/states.js';
@@ -94,16 +95,16 @@ export class DynamoLedger implements Ledger {
     // cannot find it. Idempotent: the hash is a function of the key, so a repeat writes the same value.
     const pointerUnits = needsEvidencePointer(record) ? await this.linkEvidence(record) : 0;
     try {
-      const out = await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: record,
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
+      // The two hot-path writes (claim, transition) reuse a middleware handler resolved once per client
+      // and command class (lib/aws/resolvedCommands.ts); the request is the one `send` would make.
+      const out = await sendResolved(this.client, PutCommand, {
+        TableName: this.tableName,
+        Item: record,
+        ConditionExpression: 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ReturnConsumedCapacity: 'TOTAL',
+      });
       return { kind: 'claimed', record, consumedWriteUnits: units(out.ConsumedCapacity) + pointerUnits };
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
@@ -220,19 +221,17 @@ export class DynamoLedger implements Ledger {
       conditions.push('(attribute_not_exists(#evidenceIds) OR NOT contains(#evidenceIds, :evidenceId))');
     }
     try {
-      const out = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [LEDGER_TABLE.partitionKey]: pk },
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: conditions.join(' AND '),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
+      const out = await sendResolved(this.client, UpdateCommand, {
+        TableName: this.tableName,
+        Key: { [LEDGER_TABLE.partitionKey]: pk },
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ReturnConsumedCapacity: 'TOTAL',
+      });
       return {
         kind: 'ok',
         record: out.Attributes as DeliveryRecord,

@@ -44,6 +44,8 @@ export interface LocalState extends LocalEndpoints {
   suppressionTable: string;
   attachmentsBucket: string;
   emailTransport: 'ses' | 'simulator';
+  /** The email failover order (SENDPROOF_EMAIL_PROVIDERS), when the stack was started with one. */
+  emailProviders?: Array<'ses' | 'simulator'>;
   smsTransport: 'simulator';
   functionsLog: string;
   pids: { dynamodb: number; functions: number; stack: number };
@@ -53,6 +55,8 @@ export interface LocalState extends LocalEndpoints {
 export interface LocalStackOptions {
   stateDir?: string;
   emailTransport?: 'ses' | 'simulator';
+  /** Email failover between the local providers (`ses,simulator`): the first is the primary. */
+  emailProviders?: Array<'ses' | 'simulator'>;
   smsTransport?: 'simulator';
   region?: string;
   /** Progress lines while starting ("starting DynamoDB Local…"). */
@@ -99,7 +103,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   mkdirSync(logDir, { recursive: true });
   mkdirSync(archiveDir, { recursive: true });
   const region = options.region ?? 'us-east-1';
-  const emailTransport = options.emailTransport ?? 'ses';
+  // With a failover order, its first provider is the channel's transport (as providersOf reads it).
+  const emailTransport = options.emailProviders?.[0] ?? options.emailTransport ?? 'ses';
   const progress = options.progress ?? (() => undefined);
   const cleanups: Array<() => Promise<void>> = [];
   const stopAll = async () => {
@@ -177,7 +182,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const webhookPort = await freePort();
     // SES sends go through the event emitter (in the functions worker), which proxies to the inbox and
     // feeds EventBridge-shaped SES events to the evidence function. The inbox stays reachable through it.
-    const sesEmitterPort = emailTransport === 'ses' ? await freePort() : undefined;
+    const usesSes = emailTransport === 'ses' || (options.emailProviders ?? []).includes('ses');
+    const sesEmitterPort = usesSes ? await freePort() : undefined;
     const sesEndpoint = sesEmitterPort ? `http://127.0.0.1:${sesEmitterPort}` : sesUrl;
     const env: Record<string, string> = {
       [ENV.region]: region,
@@ -189,6 +195,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.queueUrl]: queue.QueueUrl!,
       [ENV.dlqUrl]: dlq.QueueUrl!,
       [ENV.emailTransport]: emailTransport,
+      ...(options.emailProviders ? { [ENV.emailProviders]: options.emailProviders.join(',') } : {}),
       [ENV.smsTransport]: options.smsTransport ?? 'simulator',
       [ENV.restBaseUrl]: simulator.url,
       [ENV.leaseSeconds]: String(LOCAL_TIMING.leaseSeconds),
@@ -259,6 +266,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       suppressionTable,
       attachmentsBucket,
       emailTransport,
+      ...(options.emailProviders ? { emailProviders: options.emailProviders } : {}),
       smsTransport: 'simulator',
       functionsLog,
       pids: { dynamodb: dynamo.pid, functions: worker.pid!, stack: process.pid },

@@ -1,6 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ProviderCircuitSettings } from '../config.js';
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { type Config, type ProviderCircuitSettings, providersOf } from '../config.js';
 import type { MetricsSink, RunLogger } from '../observability.js';
 import { NEVER_LEFT_REASONS } from './classify.js';
 import type { SendResult } from './port.js';
@@ -93,6 +99,102 @@ const closedView = (provider: string): CircuitView => ({
   history: [],
 });
 
+/** A `health#<provider>` item as a view; no item: closed, never failed. */
+export const circuitViewOf = (provider: string, stored: Record<string, unknown> | undefined): CircuitView => {
+  const item = stored as Partial<CircuitView> | undefined;
+  if (!item?.state) return closedView(provider);
+  return {
+    provider,
+    state: item.state,
+    failures: item.failures ?? 0,
+    ...(item.windowStart !== undefined ? { windowStart: item.windowStart } : {}),
+    ...(item.openUntil !== undefined ? { openUntil: item.openUntil } : {}),
+    ...(item.probeUntil !== undefined ? { probeUntil: item.probeUntil } : {}),
+    ...(item.reason !== undefined ? { reason: item.reason } : {}),
+    version: item.version ?? 0,
+    history: item.history ?? [],
+  };
+};
+
+/**
+ * The channels that fail over (more than one provider) with their providers in failover order, by the
+ * name their circuit is kept under (the transport's name: `simulator` is the REST adapter, `rest`). A
+ * channel with one provider has no circuit: nothing to skip to, so the dispatcher reads none.
+ */
+export const failoverChainsOf = (
+  config: Pick<Config, 'emailTransport' | 'smsTransport' | 'emailProviders' | 'smsProviders'>,
+): Array<{ channel: 'email' | 'sms'; providers: string[] }> =>
+  (['email', 'sms'] as const)
+    .map((channel) => ({
+      channel,
+      providers: providersOf(config, channel).map((name: string) => (name === 'simulator' ? 'rest' : name)),
+    }))
+    .filter((chain) => chain.providers.length > 1);
+
+/** BatchGetItem takes at most 100 keys per request; a channel lists at most 4 providers. */
+const BATCH_KEYS = 100;
+
+/**
+ * The circuits of the named providers (one entry each, in the order asked, a provider with no item is
+ * closed): one strongly consistent BatchGetItem of their `health#` items, never a Scan of the ledger.
+ * For `sendproof stats` and the console's circuits panel.
+ */
+export const readCircuits = async (
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  providers: readonly string[],
+): Promise<CircuitView[]> => {
+  const names = [...new Set(providers)];
+  const found = new Map<string, Record<string, unknown>>();
+  for (let i = 0; i < names.length; i += BATCH_KEYS) {
+    let keys: Array<Record<string, unknown>> | undefined = names
+      .slice(i, i + BATCH_KEYS)
+      .map((p) => ({ pk: healthKey(p) }));
+    // Unprocessed keys (throttling) are asked again; a few rounds, then the read fails loudly.
+    for (let round = 0; keys && keys.length > 0; round += 1) {
+      if (round === 5) throw new Error('provider circuits: BatchGetItem left keys unprocessed 5 times');
+      const out: BatchGetCommandOutput = await client.send(
+        new BatchGetCommand({
+          RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } },
+        }),
+      );
+      for (const item of out.Responses?.[tableName] ?? []) found.set(String(item.pk), item);
+      keys = out.UnprocessedKeys?.[tableName]?.Keys;
+    }
+  }
+  return names.map((p) => circuitViewOf(p, found.get(healthKey(p))));
+};
+
+/** Every failover channel's circuits, in failover order, from one read of their items (readCircuits). */
+export const readFailoverCircuits = async (
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  chains: ReadonlyArray<{ channel: 'email' | 'sms'; providers: readonly string[] }>,
+): Promise<Array<{ channel: 'email' | 'sms'; circuits: CircuitView[] }>> => {
+  const views = new Map(
+    (
+      await readCircuits(
+        client,
+        tableName,
+        chains.flatMap((c) => c.providers),
+      )
+    ).map((v) => [v.provider, v]),
+  );
+  return chains.map((c) => ({
+    channel: c.channel,
+    circuits: c.providers.map((p) => views.get(p) ?? closedView(p)),
+  }));
+};
+
+/**
+ * Failures counted in the current window: the item keeps the count of the window it last counted in, so
+ * a count of an older window is 0 now (the next failure starts the window again).
+ */
+export const failuresInWindow = (view: CircuitView, windowSeconds: number, now: number): number =>
+  view.state === 'closed' && view.windowStart !== undefined && now < view.windowStart + windowSeconds * 1000
+    ? view.failures
+    : 0;
+
 export class ProviderHealth implements ProviderCircuits {
   private readonly cache = new Map<string, { view: CircuitView; at: number }>();
 
@@ -173,20 +275,7 @@ export class ProviderHealth implements ProviderCircuits {
     const out = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: healthKey(provider) }, ConsistentRead: true }),
     );
-    const item = out.Item as (CircuitView & { pk: string }) | undefined;
-    const view = item
-      ? {
-          provider,
-          state: item.state,
-          failures: item.failures ?? 0,
-          ...(item.windowStart !== undefined ? { windowStart: item.windowStart } : {}),
-          ...(item.openUntil !== undefined ? { openUntil: item.openUntil } : {}),
-          ...(item.probeUntil !== undefined ? { probeUntil: item.probeUntil } : {}),
-          ...(item.reason !== undefined ? { reason: item.reason } : {}),
-          version: item.version ?? 0,
-          history: item.history ?? [],
-        }
-      : closedView(provider);
+    const view = circuitViewOf(provider, out.Item);
     this.cache.set(provider, { view, at: this.deps.now() });
     return view;
   }

@@ -132,6 +132,7 @@ describe('operator console infrastructure', () => {
           "athena:GetQueryResults",
           "athena:StartQueryExecution",
           "athena:StopQueryExecution",
+          "dynamodb:BatchGetItem",
           "dynamodb:GetItem",
           "dynamodb:PutItem",
           "dynamodb:Query",

@@ -16,6 +16,7 @@ import type { EvidenceFact } from '../../../lib/evidence/facts.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import type { LocalState } from '../../../lib/local/LocalStack.js';
+import { ProviderHealth } from '../../../lib/transports/health.js';
 import { seedRow } from '../../support/consoleSeed.js';
 import { MARKERS, receiptIntent } from '../../support/fixtures.js';
 
@@ -60,6 +61,9 @@ let ledgerForTest: DynamoLedger;
 let stalled: DeliveryRecord;
 let mix: DeliveryRecord[] = [];
 let clockRow: DeliveryRecord;
+/** When the seeded ses circuit opened, and until when it is open (the stack fails over ses → simulator). */
+let circuitOpenedAt = 0;
+let circuitOpenUntil = 0;
 const run = promisify(execFile);
 
 const stopStack = () =>
@@ -70,9 +74,13 @@ const stopStack = () =>
   });
 
 beforeAll(async () => {
-  stack = spawn(process.execPath, [CLI, 'local', 'start', '--state-dir', stateDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  stack = spawn(
+    process.execPath,
+    [CLI, 'local', 'start', '--state-dir', stateDir, '--email-providers', 'ses,simulator'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   stack.stdout?.on('data', (d) => {
     output += String(d);
   });
@@ -177,6 +185,23 @@ beforeAll(async () => {
   });
   if (written.kind !== 'ok') throw new Error('seed fact on the fast row');
   clockRow = fast;
+  // The ses circuit, opened the way the dispatchers open it: three 5xx answers in one window, written by
+  // their own ProviderHealth into the stack's table (open for an hour, so the page says "open until").
+  circuitOpenedAt = Date.now();
+  const health = new ProviderHealth(
+    dynamoDocumentClient({ region: state.region, endpoint: state.dynamodb }),
+    state.ledgerTable,
+    {
+      settings: { failures: 3, windowSeconds: 60, openSeconds: 3600, cacheMs: 0 },
+      workerId: 'dispatch:browser-seed',
+      now: () => circuitOpenedAt,
+    },
+  );
+  for (let i = 0; i < 3; i += 1)
+    await health.observe('ses', { kind: 'ambiguous', reason: 'provider_error_after_send:503' }, false);
+  const opened = await health.read('ses');
+  if (opened.state !== 'open') throw new Error(`seed: the ses circuit is ${opened.state}, not open`);
+  circuitOpenUntil = opened.openUntil!;
   // States the stack's own workers leave alone (the reconciler settles `unknown` rows, the sweep resumes
   // `retry_wait` ones): quarantined rows (each went through unknown) and one stalled row.
   for (const [id, seedState] of [
@@ -246,18 +271,25 @@ const view = async (page: Page, name: 'overview' | 'attention' | 'find' | 'timel
 
 const rowSelector = (key: string) => `[data-testid="attention-table"] tr[data-key="${key}"]`;
 
-/** axe-core in the page (evaluate runs outside the page's CSP); serious and critical violations only. */
-const axe = async (page: Page) => {
+/**
+ * axe-core in the page (evaluate runs outside the page's CSP); serious and critical violations only. On
+ * the whole document, or on the elements a selector names.
+ */
+const axe = async (page: Page, selector?: string) => {
   await page.evaluate(AXE_SOURCE);
+  const context = selector ? JSON.stringify(selector) : 'document';
   const result = (await page.evaluate(
-    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) })))",
+    `axe.run(${context}, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) })))`,
   )) as Array<{ id: string; impact: string; nodes: number; targets: string[] }>;
   return result;
 };
 
-const shoot = async (page: Page, name: string) => {
+/** The whole page, or (with a selector) one element of it. */
+const shoot = async (page: Page, name: string, selector?: string) => {
   mkdirSync(SHOTS, { recursive: true });
-  const picture = await page.screenshot({ path: join(SHOTS, name), fullPage: true });
+  const picture = selector
+    ? await page.locator(selector).screenshot({ path: join(SHOTS, name) })
+    : await page.screenshot({ path: join(SHOTS, name), fullPage: true });
   expect(picture.subarray(0, 8).equals(PNG_SIGNATURE), `${name} is a PNG`).toBe(true);
   // The docs get the very picture the test took (npm run docs:pictures).
   if (DOCS) writeFileSync(join(DOCS, name), picture);
@@ -730,6 +762,48 @@ describe('operator console in Chromium', () => {
       .locator('[data-testid="status"]')
       .filter({ hasText: /^recorded 1 decision/ })
       .waitFor();
+    await page.close();
+  }, 90_000);
+
+  it("shows the provider circuits in failover order: the open one's state, reason and since when; axe passes on the panel", async () => {
+    const page = await openConsole(urls.viewer);
+    // Wait for the rendered badge itself (the page renders after the answer arrives), not for the response.
+    const ses = page.locator('[data-testid="circuit-email-ses"]');
+    const until = new Date(circuitOpenUntil).toISOString().slice(11, 19);
+    await ses
+      .locator('[data-testid="circuit-state"]')
+      .filter({ hasText: `open until ${until} UTC` })
+      .waitFor();
+    // Assess: the state in words and a symbol, the reason in words with its code, since when
+    await expect(ses.getAttribute('data-state')).resolves.toBe('open');
+    await expect(ses.locator('[data-testid="circuit-state"]').textContent()).resolves.toBe(
+      `✕ open until ${until} UTC`,
+    );
+    await expect(ses.locator('[data-testid="circuit-reason"]').textContent()).resolves.toBe(
+      '3 provider failures in 60 s (5xx answers or requests that never left)',
+    );
+    await expect(ses.textContent()).resolves.toContain('(failures:3/60s)');
+    await expect(ses.locator('[data-testid="circuit-changed"]').textContent()).resolves.toMatch(
+      new RegExp(`^Opened \\d+ (s|min) ago \\(${new Date(circuitOpenedAt).toISOString()}\\)\\.$`),
+    );
+    // Who opened it, in its history
+    await ses.locator('summary').click();
+    await expect(ses.locator('tbody tr').first().textContent()).resolves.toContain('dispatch:browser-seed');
+    // The failover order, the provider that never failed listed closed, the summary line at a glance
+    const panel = page.locator('[data-panel="circuits"]');
+    await expect(panel.locator('h4').allTextContents()).resolves.toEqual(['email: ses → rest']);
+    await expect(
+      page.locator('[data-testid="circuit-email-rest"] [data-testid="circuit-state"]').textContent(),
+    ).resolves.toBe('✓ closed');
+    await expect(page.locator('[data-testid="circuits-summary"]').textContent()).resolves.toBe(
+      `✕ 1 provider off: ses (email) open since ${new Date(circuitOpenedAt).toISOString().slice(11, 19)} UTC.`,
+    );
+    await expect(page.locator('[data-testid="circuits-source"]').textContent()).resolves.toMatch(
+      /^Source: ledger: provider health items · window: now · as of /,
+    );
+    const violations = await axe(page, '[data-panel="circuits"]');
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    await shoot(page, 'console-circuits.png', '[data-panel="circuits"]');
     await page.close();
   }, 90_000);
 

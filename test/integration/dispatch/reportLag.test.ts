@@ -1,11 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ledgerStats } from '../../../cli/commands/stats.js';
+import { circuitLine } from '../../../cli/commands/stats.js';
 import { type CommandRecord, captureAwsCommands } from '../../../lib/aws/commandLog.js';
 import { dynamoDocumentClient } from '../../../lib/aws/dynamoClients.js';
 import { sesClient } from '../../../lib/aws/messagingClients.js';
 import { ProviderCircuitSchema } from '../../../lib/config.js';
+import { circuitEntry } from '../../../lib/console/circuitsPanel.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { createOutcomeConsumer } from '../../../lib/events/OutcomeConsumer.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
@@ -13,7 +14,7 @@ import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { parseLambdaEvent } from '../../../lib/evidence/events.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import type { RunningProviderSimulator } from '../../../lib/simulator/ProviderSimulator.js';
-import { CIRCUIT_METRIC, ProviderHealth } from '../../../lib/transports/health.js';
+import { CIRCUIT_METRIC, ProviderHealth, readFailoverCircuits } from '../../../lib/transports/health.js';
 import { DynamoReportCounters } from '../../../lib/transports/ReportCounters.js';
 import { ReportLagJudge } from '../../../lib/transports/ReportLagJudge.js';
 import { bucketOf, reportsKey } from '../../../lib/transports/reportLag.js';
@@ -221,15 +222,18 @@ describe('the provider circuit opens when delivery reports fall behind (issue 29
     expect(metrics).toContainEqual({ name: CIRCUIT_METRIC.opened, dimensions: { provider: 'ses' } });
     expect(next).toMatchObject({ state: 'accepted', transport: 'sendgrid' });
     expect(next?.history.find((e) => e.s === 'dispatching')?.why).toBe('gates_passed:circuit_open:ses');
-    // `sendproof stats` shows the circuit and why it opened.
-    const stats = await ledgerStats(h.queries, clock.now());
-    expect(stats.circuits).toEqual([
-      expect.objectContaining({
-        provider: 'ses',
-        state: 'open',
-        reason: `slow_reports:${ROWS}/${ROWS}/1800s`,
-      }),
+    // `sendproof stats` shows the circuit and why it opened (the read model the console shares).
+    const [email] = await readFailoverCircuits(localDynamo().doc, h.table, [
+      { channel: 'email', providers: ['ses', 'sendgrid'] },
     ]);
+    const line = circuitLine({
+      channel: 'email',
+      ...circuitEntry(email!.circuits[0]!, 1, settings.windowSeconds, clock.now()),
+    });
+    expect(line).toContain(`circuit email #1 ses: open until`);
+    expect(line).toContain(
+      `${ROWS} of ${ROWS} delivery reports late over 1800 s (slow_reports:${ROWS}/${ROWS}/1800s)`,
+    );
   });
 
   it(`${ROWS} resets accepted on SES, each reported delivered within the lag: the judgement leaves SES closed and the next reset goes through SES`, async () => {

@@ -179,3 +179,20 @@ describe("the page's files", () => {
     expect(html).not.toMatch(/\sstyle=|<style/);
   });
 });
+
+describe("the circuits panel's badge", () => {
+  it('says the state in words and a symbol: open until HH:MM:SS, half-open probing, closed', async () => {
+    const { circuitBadge, clockTime } = await load('circuits');
+    expect(clockTime('2026-12-02T12:03:04.000Z')).toBe('12:03:04 UTC');
+    expect(circuitBadge({ state: 'open', openUntil: '2026-12-02T12:03:04.000Z', probeDue: false })).toBe(
+      '✕ open until 12:03:04 UTC',
+    );
+    expect(circuitBadge({ state: 'open', openUntil: '2026-12-02T12:03:04.000Z', probeDue: true })).toBe(
+      '✕ open: probe due',
+    );
+    expect(
+      circuitBadge({ state: 'half_open', probeUntil: '2026-12-02T12:00:30.000Z', probeDue: false }),
+    ).toBe('◐ half-open: probing until 12:00:30 UTC');
+    expect(circuitBadge({ state: 'closed', probeDue: false })).toBe('✓ closed');
+  });
+});

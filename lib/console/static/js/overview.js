@@ -3,6 +3,7 @@
 import { api } from './api.js';
 import { distribution, latencyTable, num, sumBy, widen } from './chartData.js';
 import { chartFigure } from './charts.js';
+import { circuitsBody } from './circuits.js';
 import { $, age, el, field, provenance, table } from './dom.js';
 import { readUrl, writeUrl } from './url.js';
 
@@ -325,10 +326,12 @@ const sloPanel = (p) => {
   );
 };
 
+const circuitsPanel = (p) => card('circuits', 'Provider circuits', p, unavailable(p), circuitsBody(p));
+
 const holdsPanel = (p) =>
   card(
     'holds',
-    'Open holds and circuits',
+    'Open transport holds',
     p,
     unavailable(p),
     p.rows
@@ -344,7 +347,7 @@ const holdsPanel = (p) =>
           p.rows,
           {
             attrs: { 'data-testid': 'holds' },
-            caption: 'Open transport holds and provider circuits',
+            caption: 'Open transport holds',
             empty: 'nothing is held',
           },
         )
@@ -360,6 +363,7 @@ export const renderOverview = (o) => {
       { class: 'cards' },
       byStatePanel(p.byState),
       p.dlq ? dlqPanel(p.dlq) : null,
+      p.circuits ? circuitsPanel(p.circuits) : null,
       p.holds ? holdsPanel(p.holds) : null,
       p.slo ? sloPanel(p.slo) : null,
       statesPanel(p.statesOverTime),
