@@ -9,7 +9,7 @@ import { dynamoClient } from '../lib/aws/clients.js';
 import { dynamoStreamsClient, s3Client } from '../lib/aws/storageClients.js';
 import { DynamoLedger } from '../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../lib/ledger/port.js';
-import { freePort } from '../lib/local/ports.js';
+import { startFauxqs } from '../lib/local/queues.js';
 import { type BenchDynamo, createLedgerTables } from './stack.js';
 
 export interface ArchiveBatchingResult {
@@ -41,13 +41,10 @@ export const measureArchiveBatching = async (
   options: { notificationsPerSecond: number; seconds: number; tenants: number },
   progress: (line: string) => void,
 ): Promise<ArchiveBatchingResult> => {
-  const { buildApp } = await import('fauxqs');
-  const app = buildApp({ logger: false });
-  const port = await freePort();
-  await app.listen({ port, host: '127.0.0.1' });
+  const fauxqs = await startFauxqs();
   const mirrorDir = await mkdtemp(join(tmpdir(), 'sendproof-bench-archive-'));
   try {
-    const s3 = s3Client({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}` });
+    const s3 = s3Client({ region: 'us-east-1', endpoint: fauxqs.endpoint });
     await s3.send(new CreateBucketCommand({ Bucket: 'bench-archive' }));
     let puts = 0;
     s3.middlewareStack.add(
@@ -156,7 +153,7 @@ export const measureArchiveBatching = async (
       windowMs: ARCHIVE_BATCHING.maxBatchingWindowSeconds * 1000,
     };
   } finally {
-    await app.close();
+    await fauxqs.stop();
     await rm(mirrorDir, { recursive: true, force: true });
   }
 };

@@ -1,11 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  SendMessageBatchCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { dynamoClient, dynamoDocumentClient, sqsClient } from '../lib/aws/clients.js';
@@ -20,7 +15,8 @@ import type { DeliveryRecord } from '../lib/ledger/port.js';
 import { ledgerCreateTableInput, suppressionCreateTableInput } from '../lib/ledger/tableDefinition.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../lib/local/DynamoDbLocal.js';
 import { localLambdaContext } from '../lib/local/lambdaContext.js';
-import { freePort } from '../lib/local/ports.js';
+import { cleanupStack } from '../lib/local/processes.js';
+import { createIntakeQueue, queueDepth, startFauxqs } from '../lib/local/queues.js';
 import { SqsPoller } from '../lib/local/SqsPoller.js';
 import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
 import { type RunningProviderSimulator, startProviderSimulator } from '../lib/simulator/ProviderSimulator.js';
@@ -140,11 +136,8 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
   started = true;
   const progress = options.progress ?? (() => undefined);
   const region = 'us-east-1';
-  const cleanups: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    cleanups.length = 0;
-  };
+  const cleanups = cleanupStack();
+  const { stopAll } = cleanups;
   try {
     let dynamoEndpoint = options.dynamoEndpoint;
     if (!dynamoEndpoint) {
@@ -153,12 +146,9 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
       cleanups.push(() => local.stop());
       dynamoEndpoint = local.endpoint;
     }
-    const { buildApp } = await import('fauxqs');
-    const fauxqs = buildApp({ logger: false });
-    const fauxqsPort = await freePort();
-    await fauxqs.listen({ port: fauxqsPort, host: '127.0.0.1' });
-    cleanups.push(() => fauxqs.close());
-    const sqsEndpoint = `http://127.0.0.1:${fauxqsPort}`;
+    const fauxqs = await startFauxqs();
+    cleanups.push(fauxqs.stop);
+    const sqsEndpoint = fauxqs.endpoint;
     const simulator = await startProviderSimulator({ host: '127.0.0.1' });
     cleanups.push(() => simulator.stop());
     const dispatchMeter = await startDynamoMeter(dynamoEndpoint);
@@ -173,27 +163,13 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
     await raw.send(new CreateTableCommand(ledgerCreateTableInput(tables.ledger)));
     await raw.send(new CreateTableCommand(suppressionCreateTableInput(tables.suppression)));
     const direct: SQSClient = sqsClient({ region, endpoint: sqsEndpoint });
-    const dlq = await direct.send(new CreateQueueCommand({ QueueName: `capacity-dlq-${suffix}` }));
-    const dlqArn = (
-      await direct.send(
-        new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }),
-      )
-    ).Attributes!.QueueArn!;
     // A lease well beyond a loaded machine's slowest dispatch: no redelivery finds a live row by accident.
     const leaseSeconds = options.leaseSeconds ?? 30;
-    const queue = await direct.send(
-      new CreateQueueCommand({
-        QueueName: `capacity-intake-${suffix}`,
-        Attributes: {
-          VisibilityTimeout: String(leaseSeconds + 3),
-          RedrivePolicy: JSON.stringify({
-            deadLetterTargetArn: dlqArn,
-            maxReceiveCount: INTAKE_QUEUE.maxReceiveCount,
-          }),
-        },
-      }),
-    );
-    const queueUrl = queue.QueueUrl!;
+    const { queueUrl, dlqUrl } = await createIntakeQueue(direct, {
+      name: `capacity-intake-${suffix}`,
+      dlqName: `capacity-dlq-${suffix}`,
+      visibilityTimeoutSeconds: leaseSeconds + 3,
+    });
 
     // The functions' configuration, as the CDK app sets it (lib/config.ts), pointed at the proxies.
     const common: Record<string, string> = {
@@ -201,7 +177,7 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
       [ENV.ledgerTable]: tables.ledger,
       [ENV.suppressionTable]: tables.suppression,
       [ENV.queueUrl]: queueUrl,
-      [ENV.dlqUrl]: dlq.QueueUrl!,
+      [ENV.dlqUrl]: dlqUrl,
       [ENV.emailTransport]: 'simulator',
       [ENV.smsTransport]: 'simulator',
       [ENV.restBaseUrl]: simulator.url,
@@ -293,18 +269,7 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
     };
 
     /** Messages still on the intake queue, visible or in flight. */
-    const queued = async () => {
-      const out = await direct.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: queueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      return (
-        Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) +
-        Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
-      );
-    };
+    const queued = () => queueDepth(direct, queueUrl);
 
     return {
       simulator,

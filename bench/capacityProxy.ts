@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
  *   DynamoDB  every read and write gets `ReturnConsumedCapacity: INDEXES`; the answer's units are summed
  *             per table and per global secondary index, reads and writes apart, per operation. A refused
  *             conditional write carries no capacity in its error; AWS charges the table 1 write unit for
- *             an item up to 1 KB, so it is counted as 1 (as bench/CapacityMeter.ts does).
+ *             an item up to 1 KB, so it is counted as 1 (as harness/CapacityMeter.ts does).
  *   SQS       requests by action (JSON protocol, `X-Amz-Target: AmazonSQS.<Action>`), a ReceiveMessage
  *             that returned nothing counted apart (empty receives follow the pollers, not the traffic).
  *

@@ -1,15 +1,14 @@
-import type { SQSEvent } from 'aws-lambda';
+import { sesEvidence } from '../harness/sesEvents.js';
+import { sqsBatch } from '../harness/sqsEvents.js';
 import { createSqsHandler } from '../lib/dispatch/sqsHandler.js';
 import { systemClock } from '../lib/domain/clock.js';
 import { PurposeRegistry } from '../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../lib/evidence/EvidenceRecorder.js';
-import { parseSesEvent } from '../lib/evidence/events.js';
 import { fixedLabelKeys } from '../lib/evidence/labelAuth.js';
 import { DynamoSuppressionList } from '../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord } from '../lib/ledger/port.js';
 import { LOCAL_CONTENT_HASH_KEY } from '../lib/secrets/contentHashKey.js';
-import { labelKeyOf, sealLabel } from '../lib/transports/labels.js';
 import type { ProtocolFloorResult } from './results.js';
 import {
   type BenchDynamo,
@@ -21,45 +20,9 @@ import {
 } from './stack.js';
 import { ratio } from './stats.js';
 
-/** The local stack's label secret: events carry the label the dispatcher would have sent. */
-const LABEL_KEY = labelKeyOf(LOCAL_CONTENT_HASH_KEY);
-
 /** The intake queue's batch (lib/queueDefinition.ts INTAKE_QUEUE.batchSize) and the default record concurrency. */
 const BATCH = 10;
 const RECORD_CONCURRENCY = 5;
-
-const sqsEvent = (bodies: string[], batch: number): SQSEvent => ({
-  Records: bodies.map((body, i) => ({
-    messageId: `floor-${batch}-${i}`,
-    receiptHandle: `rh-${batch}-${i}`,
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'bench',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:intake',
-    awsRegion: 'us-east-1',
-  })),
-});
-
-/** What SES echoes of a message we sent: the key hash and the row label. */
-const sesEvent = (row: DeliveryRecord, eventType: 'Send' | 'Delivery') => {
-  const parsed = parseSesEvent({
-    eventType,
-    mail: {
-      messageId: row.providerMessageId ?? 'none',
-      timestamp: new Date().toISOString(),
-      tags: { 'sendproof-key': [sealLabel(LABEL_KEY, row.pk)] },
-    },
-  });
-  if (parsed.kind !== 'evidence') throw new Error('bench SES event is not evidence');
-  return parsed.evidence;
-};
 
 /**
  * The happy path as AWS runs it: SQS batches of 10 through the real SQS handler (suppression and flow
@@ -82,7 +45,9 @@ export const measureProtocolFloor = async (
     const batchIds = Array.from({ length: BATCH }, (_, i) => `floor-${b}-${i}`);
     ids.push(...batchIds);
     const bodies = batchIds.map((id) => resetIntentBody(id, benchEmail(id)));
-    const { value, totals } = await dynamo.meter.measure(() => handler(sqsEvent(bodies, b)));
+    const { value, totals } = await dynamo.meter.measure(() =>
+      handler(sqsBatch(bodies, { idPrefix: `floor-${b}-`, senderId: 'bench' })),
+    );
     if (value.batchItemFailures.length) throw new Error(`protocol floor: batch ${b} had failures`);
     dispatch = {
       writeRequests: dispatch.writeRequests + totals.writeRequests,
@@ -108,7 +73,7 @@ export const measureProtocolFloor = async (
   const evidence = await dynamo.meter.measure(async () => {
     for (const row of accepted) {
       for (const type of ['Send', 'Delivery'] as const) {
-        const result = await recorder.record(sesEvent(row, type));
+        const result = await recorder.record(sesEvidence(row, type, { labelSecret: LOCAL_CONTENT_HASH_KEY }));
         // The Send of the message an accepted row records adds nothing: no write (facts.ts addsNothing).
         const expected = type === 'Send' ? 'redundant' : 'fact_recorded';
         if (result.kind !== expected) throw new Error(`protocol floor: evidence ${type} ${result.kind}`);

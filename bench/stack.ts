@@ -1,10 +1,7 @@
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
@@ -12,27 +9,22 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { UriAttachmentStore } from '../lib/attachments/AttachmentStore.js';
+import { pdfOnDisk } from '../harness/attachments.js';
+import { CapacityMeter } from '../harness/CapacityMeter.js';
+import { localAdapters, restTransports } from '../harness/dispatcher.js';
 import { dynamoClient, dynamoDocumentClient } from '../lib/aws/clients.js';
 import { buildClaimRecord } from '../lib/dispatch/claimRecord.js';
 import { Dispatcher } from '../lib/dispatch/Dispatcher.js';
 import { systemClock } from '../lib/domain/clock.js';
 import { type IntentInput, parseIntent } from '../lib/domain/intent.js';
 import { PurposeRegistry } from '../lib/domain/purposes.js';
-import { DynamoGateFacts } from '../lib/ledger/DynamoGateFacts.js';
-import { DynamoLedger } from '../lib/ledger/DynamoLedger.js';
-import { DynamoSuppressionList } from '../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord, Ledger } from '../lib/ledger/port.js';
 import { ledgerCreateTableInput, suppressionCreateTableInput } from '../lib/ledger/tableDefinition.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../lib/local/DynamoDbLocal.js';
 import { stopChildProcess } from '../lib/local/processes.js';
 import type { Admission } from '../lib/rate/Admission.js';
-import { localSealer } from '../lib/seal/IntentSealer.js';
 import type { FaultSpecInput } from '../lib/simulator/faults.js';
-import { FileTemplateStore } from '../lib/templates/FileTemplateStore.js';
 import type { Transport } from '../lib/transports/port.js';
-import { RestTransport } from '../lib/transports/RestTransport.js';
-import { CapacityMeter } from './CapacityMeter.js';
 import { type TimeByKey, TimedLedger, timedSuppressions, timedTransport } from './timing.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -157,9 +149,9 @@ export interface BenchWiring {
 }
 
 /**
- * The production dispatcher with production adapters (DynamoLedger, DynamoSuppressionList,
- * FileTemplateStore over the committed templates, RestTransport over HTTP, UriAttachmentStore). The only
- * bench-specific parts are the optional timing decorators and `random: () => 0` (no backoff wait).
+ * The production dispatcher with production adapters (harness/dispatcher.ts: the same wiring the
+ * integration tests use; RestTransport over HTTP). The only bench-specific parts are the optional timing
+ * decorators, a quiet logger and `random: () => 0` (no backoff wait).
  */
 export const wireDispatcher = (options: {
   doc: DynamoDBDocumentClient;
@@ -174,32 +166,27 @@ export const wireDispatcher = (options: {
   /** Rate control in front of the provider call (bench/pacingWrites.ts measures what it writes). */
   admission?: Admission;
 }): BenchWiring => {
-  const base: Ledger = new DynamoLedger(options.doc, options.ledgerTable);
-  const ledger = options.ledgerTimes ? new TimedLedger(base, options.ledgerTimes) : base;
-  const rest = (channel: 'email' | 'sms'): Transport => {
-    const transport = new RestTransport({ baseUrl: options.simulatorUrl, channel });
-    return options.transportTimes ? timedTransport(transport, options.transportTimes) : transport;
-  };
-  const transports = { email: rest('email'), sms: rest('sms') };
-  const suppressions = new DynamoSuppressionList(options.doc, options.suppressionTable);
+  const adapters = localAdapters({ ...options, sealKey: BENCH_SEAL_KEY });
+  const ledger = options.ledgerTimes
+    ? new TimedLedger(adapters.ledger, options.ledgerTimes)
+    : adapters.ledger;
+  const rest = restTransports(options.simulatorUrl);
+  const transports = options.transportTimes
+    ? {
+        email: timedTransport(rest.email, options.transportTimes),
+        sms: timedTransport(rest.sms, options.transportTimes),
+      }
+    : rest;
   const dispatcher = new Dispatcher({
+    ...adapters,
     ledger,
     suppressions: options.suppressionTimes
-      ? timedSuppressions(suppressions, options.suppressionTimes, suppressionTimeKey)
-      : suppressions,
-    renderer: new FileTemplateStore(),
+      ? timedSuppressions(adapters.suppressions, options.suppressionTimes, suppressionTimeKey)
+      : adapters.suppressions,
     transports,
-    attachments: new UriAttachmentStore(),
-    purposes: new PurposeRegistry(),
     clock: systemClock,
     contentHashKey: BENCH_CONTENT_HASH_KEY,
-    sealer: localSealer(Buffer.from(BENCH_SEAL_KEY, 'utf8')),
-    gateFacts: new DynamoGateFacts(options.doc, {
-      ledger: options.ledgerTable,
-      suppression: options.suppressionTable,
-    }),
     workerId: options.workerId ?? 'dispatch:bench',
-    leaseMs: 60_000,
     logger: quietLogger,
     random: () => 0,
     ...(options.admission ? { admission: options.admission } : {}),
@@ -224,18 +211,12 @@ export const resetIntentBody = (eventId: string, email = benchEmail(eventId)): s
   } satisfies IntentInput);
 
 /** A small "PDF" on disk, referenced by file:// URI with its real checksum (health reports need one). */
-export const benchAttachment = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'sendproof-bench-'));
-  const path = join(dir, 'report.pdf');
-  const content = '%PDF-1.4 sendproof benchmark report\n';
-  writeFileSync(path, content);
-  return {
-    uri: pathToFileURL(path).href,
-    sha256: createHash('sha256').update(content).digest('hex'),
+export const benchAttachment = () =>
+  pdfOnDisk({
+    content: '%PDF-1.4 sendproof benchmark report\n',
     filename: 'report.pdf',
-    contentType: 'application/pdf',
-  };
-};
+    dirPrefix: 'sendproof-bench-',
+  });
 
 export const fallbackIntentBody = (
   eventId: string,

@@ -1,3 +1,4 @@
+import { billedWriteUnits, type CapacityTotals, emptyTotals } from '../harness/CapacityMeter.js';
 import { hashKey } from '../lib/domain/keys.js';
 import type { Channel } from '../lib/domain/purposes.js';
 import type { DeliveryState } from '../lib/domain/states.js';
@@ -13,7 +14,6 @@ import {
   TransactHistoryLedger,
   transactHistoryTableInput,
 } from './baselines.js';
-import { billedWriteUnits, type CapacityTotals, emptyTotals } from './CapacityMeter.js';
 import { runReconcilePass } from './reconcilePass.js';
 import type { Approach, WriteUnitRow } from './results.js';
 import {

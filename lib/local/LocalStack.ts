@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { dynamoClient, sqsClient } from '../aws/clients.js';
 import { s3Client } from '../aws/storageClients.js';
 import { ENV } from '../config.js';
@@ -17,7 +16,9 @@ import { type RunningProviderSimulator, startProviderSimulator } from '../simula
 import { generateSigningKeys } from '../simulator/webhookSigners.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from './DynamoDbLocal.js';
 import { freePort } from './ports.js';
-import { stopChildProcess } from './processes.js';
+import { cleanupStack, stopChildProcess } from './processes.js';
+import { createIntakeQueue, startFauxqs } from './queues.js';
+import { startSesLocal } from './sesLocal.js';
 
 export interface LocalEndpoints {
   dynamodb: string;
@@ -86,9 +87,6 @@ export const WORKER_ENTRY = COMPILED
 export const DEFAULT_STATE_DIR = '.local';
 export const stateFilePath = (stateDir = DEFAULT_STATE_DIR) => resolve(stateDir, 'state.json');
 
-const closeServer = (server: { close(cb?: (err?: Error) => void): unknown }) =>
-  new Promise<void>((r) => server.close(() => r()));
-
 /**
  * Starts the whole pipeline on loopback with free ports: AWS's DynamoDB Local, fauxqs (SQS + S3),
  * aws-ses-v2-local (email with a web inbox), the provider simulator (SMS; a test double), and a child
@@ -106,36 +104,22 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   // With a failover order, its first provider is the channel's transport (as providersOf reads it).
   const emailTransport = options.emailProviders?.[0] ?? options.emailTransport ?? 'ses';
   const progress = options.progress ?? (() => undefined);
-  const cleanups: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    cleanups.length = 0;
-  };
+  const cleanups = cleanupStack();
+  const { stopAll } = cleanups;
   try {
     progress('starting DynamoDB Local (Java)…');
     const dynamo: RunningDynamoDbLocal = await startDynamoDbLocal({ logDir });
     cleanups.push(() => dynamo.stop());
 
     progress('starting fauxqs (SQS + S3)…');
-    const { buildApp } = await import('fauxqs');
-    const fauxqs = buildApp({ logger: false });
-    const fauxqsPort = await freePort();
-    await fauxqs.listen({ port: fauxqsPort, host: '127.0.0.1' });
-    cleanups.push(() => fauxqs.close());
-    const awsLocal = `http://127.0.0.1:${fauxqsPort}`;
+    const fauxqs = await startFauxqs();
+    cleanups.push(fauxqs.stop);
+    const awsLocal = fauxqs.endpoint;
 
     progress('starting aws-ses-v2-local (email inbox)…');
-    type StartSes = (c: { host: string; port: number }) => Promise<Server>;
-    const sesModule = (await import('aws-ses-v2-local')) as unknown as {
-      default: StartSes | { default: StartSes };
-    };
-    // A CommonJS module compiled from ESM: tsx unwraps its `exports.default`, Node's own import (the
-    // compiled CLI) does not.
-    const startSes = typeof sesModule.default === 'function' ? sesModule.default : sesModule.default.default;
-    const sesPort = await freePort();
-    const ses = await startSes({ host: '127.0.0.1', port: sesPort });
-    cleanups.push(() => closeServer(ses));
-    const sesUrl = `http://127.0.0.1:${sesPort}`;
+    const ses = await startSesLocal();
+    cleanups.push(ses.stop);
+    const sesUrl = ses.url;
 
     progress('starting the provider simulator (SMS; a test double)…');
     const simulator = await startProviderSimulator({ host: '127.0.0.1' });
@@ -148,28 +132,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     await ddb.send(new CreateTableCommand(ledgerCreateTableInput(ledgerTable)));
     await ddb.send(new CreateTableCommand(suppressionCreateTableInput(suppressionTable)));
     const sqs = sqsClient({ region, endpoint: awsLocal });
-    const dlq = await sqs.send(
-      new CreateQueueCommand({
-        QueueName: 'sendproof-intake-dlq',
-        Attributes: { MessageRetentionPeriod: String(INTAKE_QUEUE.retentionDays * 86_400) },
-      }),
-    );
-    const dlqArn = (
-      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }))
-    ).Attributes!.QueueArn!;
-    const queue = await sqs.send(
-      new CreateQueueCommand({
-        QueueName: 'sendproof-intake',
-        Attributes: {
-          VisibilityTimeout: String(LOCAL_TIMING.visibilityTimeoutSeconds),
-          MessageRetentionPeriod: String(INTAKE_QUEUE.intakeRetentionDays * 86_400),
-          RedrivePolicy: JSON.stringify({
-            deadLetterTargetArn: dlqArn,
-            maxReceiveCount: INTAKE_QUEUE.maxReceiveCount,
-          }),
-        },
-      }),
-    );
+    const intake = await createIntakeQueue(sqs, {
+      name: 'sendproof-intake',
+      visibilityTimeoutSeconds: LOCAL_TIMING.visibilityTimeoutSeconds,
+      retention: true,
+    });
     const archiveFailures = await sqs.send(
       new CreateQueueCommand({ QueueName: 'sendproof-archive-failures' }),
     );
@@ -192,8 +159,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.archiveBucket]: bucket,
       [ENV.archiveMirrorDir]: archiveDir,
       [ENV.archiveFailuresUrl]: archiveFailures.QueueUrl!,
-      [ENV.queueUrl]: queue.QueueUrl!,
-      [ENV.dlqUrl]: dlq.QueueUrl!,
+      [ENV.queueUrl]: intake.queueUrl,
+      [ENV.dlqUrl]: intake.dlqUrl,
       [ENV.emailTransport]: emailTransport,
       ...(options.emailProviders ? { [ENV.emailProviders]: options.emailProviders.join(',') } : {}),
       [ENV.smsTransport]: options.smsTransport ?? 'simulator',
@@ -251,8 +218,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const state: LocalState = {
       dynamodb: dynamo.endpoint,
       sqs: awsLocal,
-      queueUrl: queue.QueueUrl!,
-      dlqUrl: dlq.QueueUrl!,
+      queueUrl: intake.queueUrl,
+      dlqUrl: intake.dlqUrl,
       s3: awsLocal,
       bucket,
       archiveFailuresUrl: archiveFailures.QueueUrl!,

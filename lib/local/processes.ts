@@ -14,3 +14,24 @@ export const stopChildProcess = async (child: ChildProcess, graceMs = 3_000): Pr
   await exited;
   clearTimeout(timer);
 };
+
+/**
+ * What a start-up has started, to stop in reverse order: `stopAll` stops each (a failure does not keep
+ * the rest running) and empties the list, so a start-up that fails half-way still leaves nothing behind.
+ */
+export const cleanupStack = () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  return {
+    push: (...stops: Array<() => Promise<void>>) => {
+      cleanups.push(...stops);
+    },
+    /** Stopped after everything pushed (e.g. removing the state file the others' addresses are in). */
+    unshift: (stop: () => Promise<void>) => {
+      cleanups.unshift(stop);
+    },
+    stopAll: async () => {
+      for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+      cleanups.length = 0;
+    },
+  };
+};

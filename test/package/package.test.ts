@@ -14,10 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../lib/aws/clients.js';
-import { freePort } from '../../lib/local/ports.js';
+import { startFauxqs } from '../../lib/local/queues.js';
 import { consumerLockfile, sha512Integrity } from './consumerLock.js';
 
 /**
@@ -200,11 +199,9 @@ describe('the packed package, installed by other teams', () => {
 
   it('publishes an intent from plain JavaScript to a local queue, and refuses a bad one before the queue', async () => {
     // Prepare: the local queue (fauxqs, real SQS API)
-    const fauxqs = buildApp({ logger: false });
-    const port = await freePort();
-    await fauxqs.listen({ port, host: '127.0.0.1' });
+    const fauxqs = await startFauxqs();
     try {
-      const endpoint = `http://127.0.0.1:${port}`;
+      const endpoint = fauxqs.endpoint;
       const sqs = sqsClient({ region: 'us-east-1', endpoint });
       const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'shop-notifications' }));
       // Act
@@ -253,7 +250,7 @@ describe('the packed package, installed by other teams', () => {
         template: { id: 'order-shipped', revision: 'v1' },
       });
     } finally {
-      await fauxqs.close();
+      await fauxqs.stop();
     }
   }, 120_000);
 });

@@ -6,7 +6,7 @@ import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { s3Client } from '../../lib/aws/storageClients.js';
-import { freePort } from '../../lib/local/ports.js';
+import { startFauxqs } from '../../lib/local/queues.js';
 import { createLedgerTable, localDynamo } from '../support/dynamo.js';
 import { MARKERS } from '../support/fixtures.js';
 import { scanForSecrets } from './secretScan.js';
@@ -160,11 +160,8 @@ describe('secret scan (DynamoDB Local, fauxqs S3, files)', () => {
     const { raw, doc, endpoint } = localDynamo();
     const table = await createLedgerTable(raw, 'scan');
     await doc.send(new PutCommand({ TableName: table, Item: { pk: 'planted', note: `x${MARKERS.token}x` } }));
-    const { buildApp } = await import('fauxqs');
-    const fauxqs = buildApp({ logger: false });
-    const port = await freePort();
-    await fauxqs.listen({ port, host: '127.0.0.1' });
-    const s3 = `http://127.0.0.1:${port}`;
+    const fauxqs = await startFauxqs();
+    const s3 = fauxqs.endpoint;
     const client = s3Client({ region: 'us-east-1', endpoint: s3 });
     await client.send(new CreateBucketCommand({ Bucket: 'scan-archive' }));
     await client.send(
@@ -205,7 +202,7 @@ describe('secret scan (DynamoDB Local, fauxqs S3, files)', () => {
       expect(result.scanned.logLines).toBe(2);
       expect(result.scanned.metricLines).toBe(1);
     } finally {
-      await fauxqs.close();
+      await fauxqs.stop();
     }
   });
 });

@@ -3,7 +3,7 @@ import { closeSync, cpSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { exportBundle, verifyBundle } from '../../lib/archive/bundle.js';
 import { DuckDbAudit } from '../../lib/archive/DuckDbAudit.js';
@@ -22,6 +22,7 @@ import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
 import { type RunningLocalStack, startLocalStack } from '../../lib/local/LocalStack.js';
+import { queueDepth } from '../../lib/local/queues.js';
 import { publishIntents } from '../../lib/publish/publishIntents.js';
 import { SpendBreaker } from '../../lib/rate/SpendBreaker.js';
 import { Reconciler } from '../../lib/reconcile/Reconciler.js';
@@ -233,19 +234,6 @@ const scheduleTemplateGone = async (
     violations.push(
       'the template revision was removed after the receipts were due: raise TEMPLATE_GONE_LEAD_MS',
     );
-};
-
-const queueDepth = async (sqs: SQSClient, url: string): Promise<number> => {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) +
-    Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
-  );
 };
 
 const scanLedger = async (stack: RunningLocalStack): Promise<DeliveryRecord[]> => {

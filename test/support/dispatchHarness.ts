@@ -1,21 +1,13 @@
-import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { UriAttachmentStore } from '../../lib/attachments/AttachmentStore.js';
+import { pdfOnDisk } from '../../harness/attachments.js';
+import { localAdapters, restTransports as restTransportsAt } from '../../harness/dispatcher.js';
 import { Dispatcher, type DispatcherDeps, type EdgeProbe } from '../../lib/dispatch/Dispatcher.js';
 import type { Clock } from '../../lib/domain/clock.js';
-import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from '../../lib/ledger/DynamoOperatorQueries.js';
-import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
+import type { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
 import { Sweeper } from '../../lib/reconcile/Sweeper.js';
-import { localSealer } from '../../lib/seal/IntentSealer.js';
 import type { RunningProviderSimulator } from '../../lib/simulator/ProviderSimulator.js';
-import { FileTemplateStore } from '../../lib/templates/FileTemplateStore.js';
 import type { Transport } from '../../lib/transports/port.js';
-import { RestTransport } from '../../lib/transports/RestTransport.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from './dynamo.js';
 import { TEST_LABEL_SECRET } from './evidenceLabels.js';
 import { TEST_SEAL_KEY } from './sealKey.js';
@@ -61,37 +53,33 @@ export const createHarness = async (sim: RunningProviderSimulator, clock: Clock)
   const { raw, doc } = localDynamo();
   const table = await createLedgerTable(raw, 'dispatch');
   const suppressionTable = await createSuppressionTable(raw);
-  const ledger = new DynamoLedger(doc, table);
-  const suppressions = new DynamoSuppressionList(doc, suppressionTable);
+  // Per-record gate reads: the batch read (gateFacts) is the cost-floor tests' subject, not the harness's.
+  const { gateFacts: _batchReads, ...adapters } = localAdapters({
+    doc,
+    ledgerTable: table,
+    suppressionTable,
+    sealKey: TEST_SEAL_KEY,
+  });
   const logger = new CapturingLogger();
   const sleeps: number[] = [];
-  const renderer = new FileTemplateStore();
-  const sealer = localSealer(Buffer.from(TEST_SEAL_KEY, 'utf8'));
-  const transports = {
-    email: new RestTransport({ baseUrl: sim.url, channel: 'email' }),
-    sms: new RestTransport({ baseUrl: sim.url, channel: 'sms' }),
-  };
+  const transports = restTransports(sim);
   return {
-    ledger,
+    ledger: adapters.ledger,
     queries: new DynamoOperatorQueries(doc, table),
-    suppressions,
+    suppressions: adapters.suppressions,
     table,
     logger,
     sleeps,
     transports,
     dispatcher: ({ workerId = 'dispatch:test', probe, clock: c = clock, realSleep = false, ...rest } = {}) =>
       new Dispatcher({
+        ...adapters,
+        // Its own client, as another worker process would have.
         ledger: new DynamoLedger(localDynamo().doc, table),
-        suppressions,
-        renderer,
         transports,
-        attachments: new UriAttachmentStore(),
-        purposes: new PurposeRegistry(),
         clock: c,
         contentHashKey: CONTENT_KEY,
-        sealer,
         workerId,
-        leaseMs: 60_000,
         logger,
         random: () => 0.5,
         sleep: async (ms) => {
@@ -105,17 +93,8 @@ export const createHarness = async (sim: RunningProviderSimulator, clock: Clock)
 };
 
 /** Writes a small "PDF" to a temp file and returns an attachment reference with its real checksum. */
-export const pdfAttachment = (content = '%PDF-1.4 report 42\n') => {
-  const dir = mkdtempSync(join(tmpdir(), 'sendproof-att-'));
-  const path = join(dir, 'report-42.pdf');
-  writeFileSync(path, content);
-  return {
-    uri: pathToFileURL(path).href,
-    sha256: createHash('sha256').update(content).digest('hex'),
-    filename: 'report-42.pdf',
-    contentType: 'application/pdf',
-  };
-};
+export const pdfAttachment = (content = '%PDF-1.4 report 42\n') =>
+  pdfOnDisk({ content, filename: 'report-42.pdf', dirPrefix: 'sendproof-att-' });
 
 /** A crash at a named edge: the probe throws, as a process death would stop the worker there. */
 export class SimulatedCrash extends Error {}
@@ -133,10 +112,8 @@ export const withoutKeyEnforcement = (transport: Transport): Transport => ({
   send: (message, key) => transport.send(message, key),
 });
 
-export const restTransports = (sim: RunningProviderSimulator) => ({
-  email: new RestTransport({ baseUrl: sim.url, channel: 'email' }),
-  sms: new RestTransport({ baseUrl: sim.url, channel: 'sms' }),
-});
+/** The REST transports over HTTP to the simulator (harness/dispatcher.ts). */
+export const restTransports = (sim: RunningProviderSimulator) => restTransportsAt(sim.url);
 
 /**
  * The intake queue as the sweep sees it, in memory: resume notices it publishes are kept in order, and

@@ -61,6 +61,13 @@ describe('the import graph of lib/', () => {
     expect(offending.map(([file]) => file)).toEqual([]);
   });
 
+  it('lib/ never imports the test and benchmark harness (harness/, bench/, test/): what ships stands alone', () => {
+    const offending = [...graph].filter(([, targets]) =>
+      targets.some((t) => /^(harness|bench|test)\//.test(t)),
+    );
+    expect(offending.map(([file]) => file)).toEqual([]);
+  });
+
   it('lib/dispatch keeps no file over 300 lines (one phase per module)', () => {
     const long = [...graph.keys()]
       .filter((file) => file.startsWith('lib/dispatch/'))

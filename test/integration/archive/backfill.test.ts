@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drainFailureQueue, failureMessageOf } from '../../../lib/archive/backfill.js';
 import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
@@ -14,6 +14,7 @@ import { s3Client } from '../../../lib/aws/storageClients.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { waitFor } from '../../../lib/local/ports.js';
+import { queueDepth } from '../../../lib/local/queues.js';
 import { baseRow, dedupeKeyOf } from '../../fixtures/archive/streamRecords.js';
 import { createLedgerTable, localDynamo } from '../../support/dynamo.js';
 import { linesOf, readBucket, startLocalS3 } from './localS3.js';
@@ -146,19 +147,6 @@ describe('backfill after the archiver gave up on a batch', () => {
     }
   }, 60_000);
 });
-
-const queueDepth = async (sqs: ReturnType<typeof sqsClient>, queueUrl: string): Promise<number> => {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) +
-    Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
-  );
-};
 
 const scanRows = async (
   doc: ReturnType<typeof localDynamo>['doc'],

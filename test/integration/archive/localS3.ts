@@ -5,19 +5,16 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { buildApp } from 'fauxqs';
 import { s3Client } from '../../../lib/aws/storageClients.js';
-import { freePort } from '../../../lib/local/ports.js';
+import { startFauxqs } from '../../../lib/local/queues.js';
 
 /** fauxqs (in process, loopback only) as the archive's local S3, with a fresh bucket. */
 export const startLocalS3 = async (bucket: string) => {
-  const app = buildApp({ logger: false });
-  const port = await freePort();
-  await app.listen({ port, host: '127.0.0.1' });
-  const endpoint = `http://127.0.0.1:${port}`;
+  const app = await startFauxqs();
+  const endpoint = app.endpoint;
   const s3 = s3Client({ region: 'us-east-1', endpoint });
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  return { endpoint, s3, stop: () => app.close() };
+  return { endpoint, s3, stop: () => app.stop() };
 };
 
 /** Every object in the bucket, gunzipped (the archive is gzip JSON Lines). */

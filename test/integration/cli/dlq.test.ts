@@ -4,21 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
-import { freePort } from '../../../lib/local/ports.js';
+import { type RunningFauxqs, startFauxqs } from '../../../lib/local/queues.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
 
 // Real SQS API (fauxqs on 127.0.0.1) and the real CLI in a child process.
 const run = promisify(execFile);
 const CLI = new URL('../../../bin/sendproof.mjs', import.meta.url).pathname;
-let app: ReturnType<typeof buildApp>;
+let app: RunningFauxqs;
 let statePath: string;
 let queueUrl: string;
 let dlqUrl: string;
-const sqs = () => sqsClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}` });
-let port: number;
+const sqs = () => sqsClient({ region: 'us-east-1', endpoint: app.endpoint });
 
 const depth = async (url: string) =>
   Number(
@@ -30,9 +28,7 @@ const depth = async (url: string) =>
   );
 
 beforeAll(async () => {
-  app = buildApp({ logger: false });
-  port = await freePort();
-  await app.listen({ port, host: '127.0.0.1' });
+  app = await startFauxqs();
   queueUrl = (await sqs().send(new CreateQueueCommand({ QueueName: 'intake' }))).QueueUrl!;
   dlqUrl = (await sqs().send(new CreateQueueCommand({ QueueName: 'intake-dlq' }))).QueueUrl!;
   const dir = mkdtempSync(join(tmpdir(), 'sendproof-dlq-'));
@@ -41,7 +37,7 @@ beforeAll(async () => {
     statePath,
     JSON.stringify({
       region: 'us-east-1',
-      sqs: `http://127.0.0.1:${port}`,
+      sqs: app.endpoint,
       queueUrl,
       dlqUrl,
       ledgerTable: 'unused',
@@ -57,7 +53,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  await app.close();
+  await app.stop();
 });
 
 describe('sendproof dlq', () => {

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unpackBundleDocument, verifyBundle } from '../../../lib/archive/bundle.js';
 import { createDigests, localSigner } from '../../../lib/archive/digest.js';
@@ -14,6 +13,7 @@ import { s3Client } from '../../../lib/aws/storageClients.js';
 import { s3BundleExporter, spkiDerToPem } from '../../../lib/console/awsExport.js';
 import { MemoryLedger } from '../../../lib/ledger/MemoryLedger.js';
 import { freePort } from '../../../lib/local/ports.js';
+import { type RunningFauxqs, startFauxqs } from '../../../lib/local/queues.js';
 import { archiveRows } from '../../support/consoleArchive.js';
 import { seedRow } from '../../support/consoleSeed.js';
 import { ManualClock } from '../../support/manualClock.js';
@@ -29,7 +29,7 @@ const keys = generateKeyPairSync('rsa', {
   publicKeyEncoding: { type: 'spki', format: 'der' },
   privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
 });
-let app: ReturnType<typeof buildApp>;
+let app: RunningFauxqs;
 let kmsFake: Server;
 let kmsCalls: Array<{ target: string; body: Record<string, unknown> }> = [];
 let s3: ReturnType<typeof s3Client>;
@@ -37,10 +37,8 @@ let kms: KMSClient;
 let dir: string;
 
 beforeAll(async () => {
-  app = buildApp({ logger: false });
-  const s3Port = await freePort();
-  await app.listen({ port: s3Port, host: '127.0.0.1' });
-  s3 = s3Client({ region: 'us-east-1', endpoint: `http://127.0.0.1:${s3Port}` });
+  app = await startFauxqs();
+  s3 = s3Client({ region: 'us-east-1', endpoint: app.endpoint });
   await s3.send(new CreateBucketCommand({ Bucket: 'archive' }));
   kmsFake = createServer((req, res) => {
     let body = '';
@@ -79,7 +77,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await app.close();
+  await app.stop();
   await new Promise<void>((resolve) => kmsFake.close(() => resolve()));
   await rm(dir, { recursive: true, force: true });
 });

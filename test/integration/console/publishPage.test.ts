@@ -1,24 +1,21 @@
 import { CreateBucketCommand, GetObjectCommand } from '@aws-sdk/client-s3';
-import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishPage } from '../../../cli/commands/console.js';
 import { s3Client } from '../../../lib/aws/storageClients.js';
 import { PAGE_MODULES } from '../../../lib/console/staticFiles.js';
-import { freePort } from '../../../lib/local/ports.js';
+import { type RunningFauxqs, startFauxqs } from '../../../lib/local/queues.js';
 
 // Real S3 API (fauxqs on 127.0.0.1): what `sendproof console publish-page` leaves in the page bucket.
-let app: ReturnType<typeof buildApp>;
+let app: RunningFauxqs;
 let s3: ReturnType<typeof s3Client>;
 
 beforeAll(async () => {
-  app = buildApp({ logger: false });
-  const port = await freePort();
-  await app.listen({ port, host: '127.0.0.1' });
-  s3 = s3Client({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}` });
+  app = await startFauxqs();
+  s3 = s3Client({ region: 'us-east-1', endpoint: app.endpoint });
   await s3.send(new CreateBucketCommand({ Bucket: 'console-page' }));
 });
 afterAll(async () => {
-  await app.close();
+  await app.stop();
 });
 
 describe('sendproof console publish-page', () => {

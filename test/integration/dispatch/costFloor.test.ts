@@ -1,27 +1,23 @@
-import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CapacityMeter } from '../../../bench/CapacityMeter.js';
-import { readStreamWrites } from '../../../bench/streamUnits.js';
-import { UriAttachmentStore } from '../../../lib/attachments/AttachmentStore.js';
+import { CapacityMeter } from '../../../harness/CapacityMeter.js';
+import { type LocalAdapters, localAdapters, restTransports } from '../../../harness/dispatcher.js';
+import { sesEvidence } from '../../../harness/sesEvents.js';
+import { sqsBatch } from '../../../harness/sqsEvents.js';
+import { readStreamWrites } from '../../../harness/streamUnits.js';
 import { dynamoDocumentClient } from '../../../lib/aws/clients.js';
 import { Dispatcher } from '../../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
-import { parseSesEvent } from '../../../lib/evidence/events.js';
-import { DynamoGateFacts } from '../../../lib/ledger/DynamoGateFacts.js';
 import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
-import { DynamoSuppressionList } from '../../../lib/ledger/DynamoSuppressionList.js';
-import { localSealer } from '../../../lib/seal/IntentSealer.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
 } from '../../../lib/simulator/ProviderSimulator.js';
-import { FileTemplateStore } from '../../../lib/templates/FileTemplateStore.js';
-import { CapturingLogger, CONTENT_KEY, restTransports } from '../../support/dispatchHarness.js';
+import { CapturingLogger, CONTENT_KEY } from '../../support/dispatchHarness.js';
 import { createLedgerTable, createSuppressionTable, localDynamo } from '../../support/dynamo.js';
-import { labelOf, sesTags, testLabelKeys } from '../../support/evidenceLabels.js';
+import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 import { resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { TEST_SEAL_KEY } from '../../support/sealKey.js';
@@ -37,51 +33,37 @@ afterAll(async () => {
   await sim.stop();
 });
 
-const sqsEvent = (bodies: string[]): SQSEvent => ({
-  Records: bodies.map((body, i) => ({
-    messageId: `m-${i}`,
-    receiptHandle: `rh-${i}`,
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(clock.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(clock.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:intake',
-    awsRegion: 'us-east-1',
-  })),
-});
+/** The dispatcher as functions/dispatch wires it (batch gate reads included), over the given tables. */
+const floorDispatcher = (adapters: LocalAdapters) =>
+  new Dispatcher({
+    ...adapters,
+    transports: restTransports(sim.url),
+    clock,
+    contentHashKey: CONTENT_KEY,
+    workerId: 'dispatch:floor',
+    logger: new CapturingLogger(),
+  });
+
+const tablesFor = async (prefix: string) => {
+  const { raw, endpoint } = localDynamo();
+  const [ledgerTable, suppressionTable] = await Promise.all([
+    createLedgerTable(raw, prefix),
+    createSuppressionTable(raw),
+  ]);
+  const doc = dynamoDocumentClient({ region: 'us-east-1', endpoint });
+  return { endpoint, doc, ledgerTable, suppressionTable };
+};
+
+const sqsEvent = (bodies: string[]) => sqsBatch(bodies, { now: clock.now() });
 
 describe('the protocol floor on the happy path', () => {
   it('a batch of 10 happy notifications: the claim (as dispatching) and the outcome — 2 writes and 2 write units each — plus one read request for the whole batch', async () => {
     // Prepare: every client the dispatcher uses goes through one capacity meter
-    const { raw, endpoint } = localDynamo();
-    const [ledgerTable, suppressionTable] = await Promise.all([
-      createLedgerTable(raw, 'floor'),
-      createSuppressionTable(raw),
-    ]);
-    const doc = dynamoDocumentClient({ region: 'us-east-1', endpoint });
+    const { doc, ledgerTable, suppressionTable } = await tablesFor('floor');
+    const adapters = localAdapters({ doc, ledgerTable, suppressionTable, sealKey: TEST_SEAL_KEY });
     const meter = new CapacityMeter();
     meter.attach(doc);
-    const dispatcher = new Dispatcher({
-      ledger: new DynamoLedger(doc, ledgerTable),
-      suppressions: new DynamoSuppressionList(doc, suppressionTable),
-      gateFacts: new DynamoGateFacts(doc, { ledger: ledgerTable, suppression: suppressionTable }),
-      renderer: new FileTemplateStore(),
-      transports: restTransports(sim),
-      attachments: new UriAttachmentStore(),
-      purposes: new PurposeRegistry(),
-      clock,
-      contentHashKey: CONTENT_KEY,
-      sealer: localSealer(Buffer.from(TEST_SEAL_KEY, 'utf8')),
-      workerId: 'dispatch:floor',
-      leaseMs: 60_000,
-      logger: new CapturingLogger(),
-    });
+    const dispatcher = floorDispatcher(adapters);
     const handler = createSqsHandler(dispatcher, { concurrency: 5 });
     const bodies = Array.from({ length: 10 }, (_, i) =>
       JSON.stringify(
@@ -112,29 +94,10 @@ describe('the protocol floor on the happy path', () => {
 
   it('a recipient suppressed in the batch read is written once, directly as suppressed, and never sent', async () => {
     // Prepare
-    const { raw, endpoint } = localDynamo();
-    const [ledgerTable, suppressionTable] = await Promise.all([
-      createLedgerTable(raw, 'floor'),
-      createSuppressionTable(raw),
-    ]);
-    const doc = dynamoDocumentClient({ region: 'us-east-1', endpoint });
-    const suppressions = new DynamoSuppressionList(doc, suppressionTable);
-    await suppressions.suppress('acme-games', 'player-gone', 'email', 'hard_bounce');
-    const dispatcher = new Dispatcher({
-      ledger: new DynamoLedger(doc, ledgerTable),
-      suppressions,
-      gateFacts: new DynamoGateFacts(doc, { ledger: ledgerTable, suppression: suppressionTable }),
-      renderer: new FileTemplateStore(),
-      transports: restTransports(sim),
-      attachments: new UriAttachmentStore(),
-      purposes: new PurposeRegistry(),
-      clock,
-      contentHashKey: CONTENT_KEY,
-      sealer: localSealer(Buffer.from(TEST_SEAL_KEY, 'utf8')),
-      workerId: 'dispatch:floor',
-      leaseMs: 60_000,
-      logger: new CapturingLogger(),
-    });
+    const { doc, ledgerTable, suppressionTable } = await tablesFor('floor');
+    const adapters = localAdapters({ doc, ledgerTable, suppressionTable, sealKey: TEST_SEAL_KEY });
+    await adapters.suppressions.suppress('acme-games', 'player-gone', 'email', 'hard_bounce');
+    const dispatcher = floorDispatcher(adapters);
     sim.reset();
     const body = JSON.stringify(
       resetIntent(
@@ -157,35 +120,17 @@ describe('the protocol floor on the happy path', () => {
 describe('a delivered notification, its evidence included, counted from the stream', () => {
   it('a delivered password reset costs 3 write units on the stream: claim 1, accepted 1, the Delivery fact 1 — the Send event of a row already accepted with that message id writes nothing', async () => {
     // Prepare: the ledger table's stream is read afterwards and every write on it billed by item size
-    const { raw, endpoint } = localDynamo();
-    const [ledgerTable, suppressionTable] = await Promise.all([
-      createLedgerTable(raw, 'delivered'),
-      createSuppressionTable(raw),
-    ]);
-    const doc = dynamoDocumentClient({ region: 'us-east-1', endpoint });
+    const { endpoint, doc, ledgerTable, suppressionTable } = await tablesFor('delivered');
+    const adapters = localAdapters({ doc, ledgerTable, suppressionTable, sealKey: TEST_SEAL_KEY });
     const meter = new CapacityMeter();
     meter.attach(doc);
-    const ledger = new DynamoLedger(doc, ledgerTable);
-    const dispatcher = new Dispatcher({
-      ledger,
-      suppressions: new DynamoSuppressionList(doc, suppressionTable),
-      gateFacts: new DynamoGateFacts(doc, { ledger: ledgerTable, suppression: suppressionTable }),
-      renderer: new FileTemplateStore(),
-      transports: restTransports(sim),
-      attachments: new UriAttachmentStore(),
-      purposes: new PurposeRegistry(),
-      clock,
-      contentHashKey: CONTENT_KEY,
-      sealer: localSealer(Buffer.from(TEST_SEAL_KEY, 'utf8')),
-      workerId: 'dispatch:floor',
-      leaseMs: 60_000,
-      logger: new CapturingLogger(),
-    });
+    const { ledger } = adapters;
+    const dispatcher = floorDispatcher(adapters);
     const recorder = new EvidenceRecorder({
       labels: testLabelKeys,
       ledger,
       store: new DynamoEvidenceStore(doc, ledgerTable),
-      suppressions: new DynamoSuppressionList(doc, suppressionTable),
+      suppressions: adapters.suppressions,
       purposes: new PurposeRegistry(),
       clock,
     });
@@ -216,17 +161,8 @@ describe('a delivered notification, its evidence included, counted from the stre
           ['Send', {}],
           ['Delivery', { delivery: { timestamp: new Date(clock.now() + 900).toISOString() } }],
         ] as const) {
-          const parsed = parseSesEvent({
-            eventType,
-            mail: {
-              messageId: row!.providerMessageId,
-              timestamp: new Date(clock.now()).toISOString(),
-              tags: sesTags(row!),
-            },
-            ...extra,
-          });
-          if (parsed.kind !== 'evidence') throw new Error('not evidence');
-          results.push((await recorder.record(parsed.evidence)).kind);
+          const event = sesEvidence(row!, eventType, { labelSecret: CONTENT_KEY, at: clock.now(), extra });
+          results.push((await recorder.record(event)).kind);
         }
       }
       return { out, rows, results };

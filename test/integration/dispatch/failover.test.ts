@@ -9,6 +9,7 @@ import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { parseSendGridEvent } from '../../../lib/evidence/webhooks.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { describeProviderAttempts } from '../../../lib/ledger/providerAttempts.js';
+import { startSesLocal } from '../../../lib/local/sesLocal.js';
 import type { RunningProviderSimulator } from '../../../lib/simulator/ProviderSimulator.js';
 import { CIRCUIT_METRIC, healthKey, ProviderHealth } from '../../../lib/transports/health.js';
 import type { Transport } from '../../../lib/transports/port.js';
@@ -20,7 +21,6 @@ import { localDynamo } from '../../support/dynamo.js';
 import { labelOf, testLabelKeys } from '../../support/evidenceLabels.js';
 import { closedPort } from '../../support/fakes/outbound.js';
 import { type Behaviour, ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
-import { startSesLocal } from '../../support/fakes/sesLocal.js';
 import { resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 

@@ -1,5 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sqsRecord } from '../../../harness/sqsEvents.js';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
 import { METRIC } from '../../../lib/observability.js';
 import type { IntentSealer } from '../../../lib/seal/IntentSealer.js';
@@ -52,22 +53,8 @@ const diedDispatching = async (eventId: string) => {
   return body;
 };
 
-const record = (messageId: string, body: string, receiveCount: number): SQSEvent['Records'][number] => ({
-  messageId,
-  receiptHandle: `rh-${messageId}`,
-  body,
-  attributes: {
-    ApproximateReceiveCount: String(receiveCount),
-    SentTimestamp: String(clock.now()),
-    SenderId: 'test',
-    ApproximateFirstReceiveTimestamp: String(clock.now()),
-  },
-  messageAttributes: {},
-  md5OfBody: '',
-  eventSource: 'aws:sqs',
-  eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:intake',
-  awsRegion: 'us-east-1',
-});
+const record = (messageId: string, body: string, receiveCount: number): SQSEvent['Records'][number] =>
+  sqsRecord({ messageId, body, receiveCount, now: clock.now() });
 
 describe('a claimed or dispatching row is found even when its last receive never runs', () => {
   it('the batch times out before reaching the last-receive record: it was sealed at the batch start, and the sweep makes its dispatching row unknown', async () => {

@@ -1,6 +1,5 @@
-import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
 import { SqsIntentPublisher } from '../../../lib/aws/SqsIntentPublisher.js';
@@ -11,7 +10,8 @@ import { systemClock } from '../../../lib/domain/clock.js';
 import { parseIntent } from '../../../lib/domain/intent.js';
 import { deriveDedupeKey, identityOf } from '../../../lib/domain/keys.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
-import { freePort, waitFor } from '../../../lib/local/ports.js';
+import { waitFor } from '../../../lib/local/ports.js';
+import { createIntakeQueue, queueDepth, type RunningFauxqs, startFauxqs } from '../../../lib/local/queues.js';
 import { SqsPoller } from '../../../lib/local/SqsPoller.js';
 import { INTAKE_QUEUE } from '../../../lib/queueDefinition.js';
 import {
@@ -35,7 +35,7 @@ const VISIBILITY_S = 2;
 const LEASE_MS = 1_000;
 const purposes = new PurposeRegistry();
 
-let fauxqs: ReturnType<typeof buildApp>;
+let fauxqs: RunningFauxqs | undefined;
 let sqs: SQSClient;
 let sim: RunningProviderSimulator;
 let h: Harness;
@@ -54,38 +54,10 @@ const keyOf = (body: string, channel: 'email' | 'sms' = 'email') => {
 };
 
 /** An intake queue with the real redrive policy, its DLQ, and the short local visibility. */
-const createIntake = async (name: string) => {
-  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
-  const dlqArn = (
-    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }))
-  ).Attributes!.QueueArn!;
-  const queue = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: name,
-      Attributes: {
-        VisibilityTimeout: String(VISIBILITY_S),
-        RedrivePolicy: JSON.stringify({
-          deadLetterTargetArn: dlqArn,
-          maxReceiveCount: INTAKE_QUEUE.maxReceiveCount,
-        }),
-      },
-    }),
-  );
-  return { queueUrl: queue.QueueUrl!, dlqUrl: dlq.QueueUrl! };
-};
+const createIntake = (name: string) =>
+  createIntakeQueue(sqs, { name, visibilityTimeoutSeconds: VISIBILITY_S });
 
-const depth = async (queueUrl: string) => {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) +
-    Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
-  );
-};
+const depth = (queueUrl: string) => queueDepth(sqs, queueUrl);
 
 /**
  * The real SQS handler (with ChangeMessageVisibility) behind the local event-source poller; every
@@ -132,16 +104,14 @@ const consumer = (
 };
 
 beforeAll(async () => {
-  fauxqs = buildApp({ logger: false });
-  const port = await freePort();
-  await fauxqs.listen({ port, host: '127.0.0.1' });
-  sqs = sqsClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}` });
+  fauxqs = await startFauxqs();
+  sqs = sqsClient({ region: 'us-east-1', endpoint: fauxqs.endpoint });
   sim = await startProviderSimulator();
   h = await createHarness(sim, systemClock);
 });
 
 afterAll(async () => {
-  await fauxqs?.close();
+  await fauxqs?.stop();
   await sim?.stop();
 });
 

@@ -12,8 +12,8 @@ import type {
   LambdaFunctionURLEvent,
   SQSEvent,
 } from 'aws-lambda';
-import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsRecord } from '../../../harness/sqsEvents.js';
 import { sqsClient } from '../../../lib/aws/clients.js';
 import { s3Client } from '../../../lib/aws/storageClients.js';
 import { ENV } from '../../../lib/config.js';
@@ -21,7 +21,7 @@ import { DynamoLedger } from '../../../lib/ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from '../../../lib/ledger/DynamoOperatorQueries.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
 import { localLambdaContext } from '../../../lib/local/lambdaContext.js';
-import { freePort } from '../../../lib/local/ports.js';
+import { type RunningFauxqs, startFauxqs } from '../../../lib/local/queues.js';
 import {
   type RunningProviderSimulator,
   startProviderSimulator,
@@ -62,32 +62,15 @@ const signingKeys = generateSigningKeys();
 const sqsEvent = (messageId: string, body: string): SQSEvent => sqsBatch([[messageId, body]]);
 
 const sqsBatch = (messages: Array<[string, string]>): SQSEvent => ({
-  Records: messages.map(([messageId, body]) => ({
-    messageId,
-    receiptHandle: messageId,
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:intake',
-    awsRegion: 'us-east-1',
-  })),
+  Records: messages.map(([messageId, body]) => sqsRecord({ messageId, body, receiptHandle: messageId })),
 });
 
-let queues: ReturnType<typeof buildApp>;
+let queues: RunningFauxqs;
 beforeAll(async () => {
   sim = await startProviderSimulator();
   // The intake queue (fauxqs on 127.0.0.1): the dispatcher moves visibility on it, the sweep publishes to it.
-  queues = buildApp({ logger: false });
-  const port = await freePort();
-  await queues.listen({ port, host: '127.0.0.1' });
-  sqsEndpoint = `http://127.0.0.1:${port}`;
+  queues = await startFauxqs();
+  sqsEndpoint = queues.endpoint;
   sqs = sqsClient({ region: 'us-east-1', endpoint: sqsEndpoint });
   const queue = await sqs.send(new CreateQueueCommand({ QueueName: 'entries-intake' }));
   queueUrl = queue.QueueUrl!;
@@ -120,7 +103,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await sim.stop();
-  await queues.close();
+  await queues.stop();
 });
 
 const unknownRow = async (eventId: string) => {

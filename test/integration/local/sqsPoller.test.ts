@@ -1,25 +1,22 @@
 import { CreateQueueCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
-import { freePort } from '../../../lib/local/ports.js';
+import { type RunningFauxqs, startFauxqs } from '../../../lib/local/queues.js';
 import { SqsPoller } from '../../../lib/local/SqsPoller.js';
 
 // fauxqs on 127.0.0.1. The dispatcher's visibility cap counts a message's time in flight from its first
 // receive (lib/dispatch/visibility.ts), so the local poller must pass SQS's ApproximateFirstReceiveTimestamp
 // through as Lambda does, unchanged on a redelivery, never "now".
-let fauxqs: ReturnType<typeof buildApp>;
+let fauxqs: RunningFauxqs;
 let sqs: SQSClient;
 
 beforeAll(async () => {
-  fauxqs = buildApp({ logger: false });
-  const port = await freePort();
-  await fauxqs.listen({ port, host: '127.0.0.1' });
-  sqs = sqsClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}` });
+  fauxqs = await startFauxqs();
+  sqs = sqsClient({ region: 'us-east-1', endpoint: fauxqs.endpoint });
 });
 afterAll(async () => {
-  await fauxqs?.close();
+  await fauxqs?.stop();
 });
 
 describe('the local SQS poller', () => {

@@ -1,22 +1,19 @@
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
-import { freePort } from '../../../lib/local/ports.js';
+import { type RunningFauxqs, startFauxqs } from '../../../lib/local/queues.js';
 import { publishIntents } from '../../../lib/publish/publishIntents.js';
 import { receiptIntent, resetIntent } from '../../support/fixtures.js';
 
 // Real SQS API: fauxqs on 127.0.0.1.
-let app: ReturnType<typeof buildApp>;
+let app: RunningFauxqs;
 let endpoint: string;
 beforeAll(async () => {
-  app = buildApp({ logger: false });
-  const port = await freePort();
-  await app.listen({ port, host: '127.0.0.1' });
-  endpoint = `http://127.0.0.1:${port}`;
+  app = await startFauxqs();
+  endpoint = app.endpoint;
 });
 afterAll(async () => {
-  await app.close();
+  await app.stop();
 });
 
 describe('publishIntents', () => {

@@ -1,11 +1,10 @@
 import { CreateQueueCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../../lib/aws/clients.js';
 import { SqsIntentPublisher } from '../../../lib/aws/SqsIntentPublisher.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
-import { freePort } from '../../../lib/local/ports.js';
+import { startFauxqs } from '../../../lib/local/queues.js';
 import { OperatorDecisions } from '../../../lib/reconcile/OperatorDecisions.js';
 import {
   type RunningProviderSimulator,
@@ -68,11 +67,9 @@ const receiveAll = async (): Promise<string[]> => {
 beforeAll(async () => {
   sim = await startProviderSimulator();
   h = await createHarness(sim, clock);
-  const app = buildApp({ logger: false });
-  const port = await freePort();
-  await app.listen({ port, host: '127.0.0.1' });
-  stopQueue = () => app.close();
-  sqs = sqsClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}` });
+  const app = await startFauxqs();
+  stopQueue = () => app.stop();
+  sqs = sqsClient({ region: 'us-east-1', endpoint: app.endpoint });
   queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `intake-${Date.now()}` }))).QueueUrl!;
 });
 afterAll(async () => {

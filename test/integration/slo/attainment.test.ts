@@ -1,6 +1,7 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsRecord as lambdaSqsRecord } from '../../../harness/sqsEvents.js';
 import { DuckDbAudit } from '../../../lib/archive/DuckDbAudit.js';
 import { loadNamedQueries } from '../../../lib/archive/namedQueries.js';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
@@ -49,22 +50,8 @@ const receipt = (n: number) =>
   );
 
 /** One SQS record as Lambda delivers it, sent to the queue at `sentAt`. */
-const sqsRecord = (body: string, sentAt: number): SQSRecord => ({
-  messageId: `m-${++seq}`,
-  receiptHandle: `rh-${seq}`,
-  body,
-  attributes: {
-    ApproximateReceiveCount: '1',
-    SentTimestamp: String(sentAt),
-    SenderId: 'test',
-    ApproximateFirstReceiveTimestamp: String(clock.now()),
-  },
-  messageAttributes: {},
-  md5OfBody: '',
-  eventSource: 'aws:sqs',
-  eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:intake',
-  awsRegion: 'us-east-1',
-});
+const sqsRecord = (body: string, sentAt: number): SQSRecord =>
+  lambdaSqsRecord({ messageId: `m-${++seq}`, receiptHandle: `rh-${seq}`, body, sentAt, now: clock.now() });
 
 const rowOf = async (n: number): Promise<DeliveryRecord> =>
   (await h.ledger.get(`acme-games:receipt:pay_${n}-ord_${n}:player-${n}:email:rev=v4`))!;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sesClient } from '../../../lib/aws/messagingClients.js';
+import { startSesLocal } from '../../../lib/local/sesLocal.js';
 import { SesTransport } from '../../../lib/transports/SesTransport.js';
 import { sesV2Error } from '../../support/fakes/awsErrors.js';
 import { closedPort, emailMessage, keyFor } from '../../support/fakes/outbound.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
-import { startSesLocal } from '../../support/fakes/sesLocal.js';
 
 interface StoredEmail {
   messageId: string;

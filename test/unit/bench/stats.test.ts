@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { billedWriteUnits, emptyTotals, subtractTotals } from '../../../bench/CapacityMeter.js';
 import { median, percentile, ratePerSecond, ratio, summarize, verdict } from '../../../bench/stats.js';
+import { billedWriteUnits, emptyTotals, subtractTotals } from '../../../harness/CapacityMeter.js';
 
 describe('bench stats: percentiles', () => {
   it('interpolates linearly between the closest ranks, whatever the input order', () => {

@@ -1,5 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { sqsRecord } from '../../../harness/sqsEvents.js';
 import type { Dispatcher } from '../../../lib/dispatch/Dispatcher.js';
 import { createSqsHandler } from '../../../lib/dispatch/sqsHandler.js';
 import {
@@ -21,26 +22,21 @@ const waitingDispatcher = (visibleAfterMs: number) =>
     }),
   }) as unknown as Dispatcher;
 
-const record = (firstReceivedAgoMs: number, receiveCount = 1): SQSEvent => ({
-  Records: [
-    {
-      messageId: 'm-1',
-      receiptHandle: 'rh-1',
-      body: '{}',
-      attributes: {
-        ApproximateReceiveCount: String(receiveCount),
-        SentTimestamp: String(Date.now() - firstReceivedAgoMs - 1_000),
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: String(Date.now() - firstReceivedAgoMs),
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:intake',
-      awsRegion: 'us-east-1',
-    },
-  ],
-});
+const record = (firstReceivedAgoMs: number, receiveCount = 1): SQSEvent => {
+  const now = Date.now();
+  return {
+    Records: [
+      sqsRecord({
+        messageId: 'm-1',
+        receiptHandle: 'rh-1',
+        body: '{}',
+        receiveCount,
+        sentAt: now - firstReceivedAgoMs - 1_000,
+        firstReceivedAt: now - firstReceivedAgoMs,
+      }),
+    ],
+  };
+};
 
 const run = async (visibleAfterMs: number, firstReceivedAgoMs: number) => {
   const changes: number[] = [];
