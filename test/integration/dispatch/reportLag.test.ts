@@ -13,6 +13,7 @@ import { DynamoEvidenceStore } from '../../../lib/evidence/DynamoEvidenceStore.j
 import { EvidenceRecorder } from '../../../lib/evidence/EvidenceRecorder.js';
 import { parseLambdaEvent } from '../../../lib/evidence/events.js';
 import type { DeliveryRecord } from '../../../lib/ledger/port.js';
+import { startSesLocal } from '../../../lib/local/sesLocal.js';
 import type { RunningProviderSimulator } from '../../../lib/simulator/ProviderSimulator.js';
 import { CIRCUIT_METRIC, ProviderHealth, readFailoverCircuits } from '../../../lib/transports/health.js';
 import { DynamoReportCounters } from '../../../lib/transports/ReportCounters.js';
@@ -24,7 +25,6 @@ import { createHarness, type Harness } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
 import { sesTags, testLabelKeys } from '../../support/evidenceLabels.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
-import { startSesLocal } from '../../support/fakes/sesLocal.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { streamPoller } from '../../support/outcomeStream.js';
