@@ -116,7 +116,10 @@ export interface NotificationLedgerProps {
   /**
    * The provider circuits shared by every dispatcher (lib/transports/health.ts), used when a channel has
    * `failover` providers: `failures` 5xx / never-left answers within `windowSeconds` open a provider's
-   * circuit for `openSeconds`, then one probe decides. Defaults: 5 in 60 s, open 60 s.
+   * circuit for `openSeconds`, then one probe decides. Defaults: 5 in 60 s, open 60 s. The circuit also
+   * opens when delivery reports fall behind (lib/transports/reportLag.ts): of the messages accepted within
+   * `reportWindowSeconds` (default 1800) whose `reportLagSeconds` (600) have passed, at least
+   * `reportMinSample` (20), a share of at least `reportLateShare` (0.5) has no report in time.
    */
   providerCircuit?: Partial<ProviderCircuitSettings>;
   /** Ledger claim lease in seconds (5..900). Default 90. */
@@ -297,12 +300,10 @@ export class NotificationLedger extends Construct {
     }
     if (props.leaseSeconds !== undefined) dispatch.setEnv(ENV.leaseSeconds, String(props.leaseSeconds));
     if (rateLimits) dispatch.setEnv(ENV.rateLimits, JSON.stringify(rateLimits));
-    // The provider circuits live in the ledger table (`health#<provider>`), which the dispatcher writes.
-    if (failover)
-      dispatch.setEnv(
-        ENV.providerCircuit,
-        JSON.stringify(ProviderCircuitSchema.parse(props.providerCircuit ?? {})),
-      );
+    // The provider circuits live in the ledger table (`health#<provider>`), which the dispatcher writes
+    // (and the reconcile run, when delivery reports fall behind; the outcomes consumer counts them).
+    const circuitJson = JSON.stringify(ProviderCircuitSchema.parse(props.providerCircuit ?? {}));
+    if (failover) dispatch.setEnv(ENV.providerCircuit, circuitJson);
 
     if (emailProviders.includes('ses')) {
       const configurationSetName =
@@ -412,6 +413,17 @@ export class NotificationLedger extends Construct {
       purposesJson,
       logRetention: props.logRetention,
     });
+    // With failover, the consumer keeps the delivery-report counters (`reports#…` items, UpdateItem only)
+    // that the reconcile run judges (lib/transports/reportLag.ts).
+    if (failover) {
+      const outcomes = this.tables
+        .bindReportCounters(this.outcomeEvents.function)
+        .setEnv(ENV.providerCircuit, circuitJson);
+      // The lists say that the deployment fails over (the consumer builds no transport from them).
+      if (emailProviders.length > 1) outcomes.setEnv(ENV.emailProviders, emailProviders.join(','));
+      if (smsProviders.length > 1) outcomes.setEnv(ENV.smsProviders, smsProviders.join(','));
+      this.reconciler.function.setEnv(ENV.providerCircuit, circuitJson);
+    }
 
     // --- operator console -----------------------------------------------------------------------------
     if (props.console !== false) {

@@ -5,7 +5,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import * as z from 'zod';
-import { ProviderCircuitSchema } from '../lib/config.js';
+import { ProviderCircuitFields } from '../lib/config.js';
 import { PurposePolicySchema } from '../lib/domain/purposes.js';
 import type { NotificationLedgerProps } from './NotificationLedger.js';
 
@@ -89,7 +89,7 @@ const ContextSchema = z.object({
   attentionShards: z.coerce.number().int().optional(),
   attachmentsBucket: z.string().optional(),
   attachmentsPrefix: z.string().optional(),
-  providerCircuit: jsonish(ProviderCircuitSchema.partial()).optional(),
+  providerCircuit: jsonish(ProviderCircuitFields.partial()).optional(),
 });
 
 export interface AppConfig {

@@ -102,14 +102,34 @@ const providerList = <T extends string>(names: readonly [T, ...T[]]) =>
  * The provider circuit (lib/transports/health.ts), per provider, shared by every execution environment:
  * `failures` 5xx / never-left answers within `windowSeconds` open it; after `openSeconds` one dispatcher
  * sends a probe (half-open), and its success closes it. `cacheMs`: how long a dispatcher trusts the
- * circuit it read (one read per provider per interval, not per send).
+ * circuit it read (one read per provider per interval, not per send). `ProviderCircuitFields` are the
+ * fields (each optional in a CDK prop or context value, infra/appConfig.ts); `ProviderCircuitSchema` adds
+ * the check across them.
  */
-export const ProviderCircuitSchema = z.strictObject({
+export const ProviderCircuitFields = z.strictObject({
   failures: z.number().int().min(1).max(1000).default(5),
   windowSeconds: z.number().int().min(1).max(3600).default(60),
   openSeconds: z.number().int().min(1).max(3600).default(60),
   cacheMs: z.number().int().min(0).max(60_000).default(1000),
+  /**
+   * Slow delivery reports (lib/transports/reportLag.ts): a report that reaches the ledger more than
+   * `reportLagSeconds` after the provider accepted the message is late. The reconcile run looks at the
+   * messages accepted within the last `reportWindowSeconds` whose lag has passed; when at least
+   * `reportMinSample` of them were accepted and a share of at least `reportLateShare` has no report in
+   * time, the provider's circuit opens (`slow_reports:<late>/<accepted>/<window>s`).
+   */
+  reportLagSeconds: z.number().int().min(60).max(86_400).default(600),
+  reportWindowSeconds: z.number().int().min(120).max(86_400).default(1800),
+  reportMinSample: z.number().int().min(1).max(1_000_000).default(20),
+  reportLateShare: z.number().gt(0).max(1).default(0.5),
 });
+export const ProviderCircuitSchema = ProviderCircuitFields.refine(
+  (s) => s.reportWindowSeconds > s.reportLagSeconds,
+  {
+    message: 'reportWindowSeconds must be longer than reportLagSeconds (else no minute is ever judged)',
+    path: ['reportWindowSeconds'],
+  },
+);
 export type ProviderCircuitSettings = z.output<typeof ProviderCircuitSchema>;
 
 export const ConfigSchema = z.object({
@@ -292,6 +312,10 @@ export const providersOf = <C extends 'email' | 'sms'>(
   (channel === 'email'
     ? (config.emailProviders ?? [config.emailTransport])
     : (config.smsProviders ?? [config.smsTransport])) as never;
+
+/** Whether a channel has a provider to fail over to (then provider circuits are kept and read). */
+export const failsOver = (config: Pick<Config, 'emailProviders' | 'smsProviders'>): boolean =>
+  (config.emailProviders?.length ?? 0) > 1 || (config.smsProviders?.length ?? 0) > 1;
 
 export const loadConfig = (env: Readonly<Record<string, string | undefined>> = process.env): Config => {
   const raw = Object.fromEntries(

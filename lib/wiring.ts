@@ -13,6 +13,9 @@ import { DynamoLedger } from './ledger/DynamoLedger.js';
 import { DynamoOperatorQueries } from './ledger/DynamoOperatorQueries.js';
 import { DynamoSuppressionList } from './ledger/DynamoSuppressionList.js';
 import { resolveContentHashKey } from './secrets/contentHashKey.js';
+import { ProviderHealth, type ProviderHealthDeps } from './transports/health.js';
+import { DynamoReportCounters } from './transports/ReportCounters.js';
+import { ReportLagJudge } from './transports/ReportLagJudge.js';
 
 /**
  * The small pieces every entry and the CLI build from config, each built one way only. Kept apart from
@@ -103,4 +106,30 @@ export const pullEvidenceFor = (
     recorder,
     ...extra,
   });
+};
+
+/**
+ * The report-lag judgement (lib/transports/ReportLagJudge.ts) over the providers of every channel that
+ * fails over (a circuit is only read by a dispatcher with somewhere to skip to), with the circuits'
+ * settings; undefined when no channel has a second provider.
+ */
+export const reportLagJudgeFor = (
+  config: Config,
+  providers: { email: ReadonlyArray<{ name: string }>; sms: ReadonlyArray<{ name: string }> },
+  deps: Omit<ProviderHealthDeps, 'settings'>,
+  documentClient = documentClientFor(config),
+): { judge: ReportLagJudge; providers: string[] } | undefined => {
+  const judged = [providers.email, providers.sms].filter((chain) => chain.length > 1).flat();
+  if (judged.length === 0) return undefined;
+  const table = requireSettings(config, ['ledgerTable']).ledgerTable;
+  return {
+    providers: [...new Set(judged.map((t) => t.name))],
+    judge: new ReportLagJudge({
+      counters: new DynamoReportCounters(documentClient, table),
+      circuits: new ProviderHealth(documentClient, table, { ...deps, settings: config.providerCircuit }),
+      settings: config.providerCircuit,
+      now: deps.now,
+      ...(deps.logger ? { logger: deps.logger } : {}),
+    }),
+  };
 };

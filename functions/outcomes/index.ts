@@ -1,12 +1,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
+import { dynamoDocumentClient } from '../../lib/aws/dynamoClients.js';
 import { eventBridgeClient } from '../../lib/aws/eventBridgeClient.js';
-import { functionConfig } from '../../lib/config.js';
+import { failsOver, functionConfig } from '../../lib/config.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { EventBridgeOutcomeSink } from '../../lib/events/EventBridgeOutcomeSink.js';
 import { createOutcomeConsumer } from '../../lib/events/OutcomeConsumer.js';
 import { SERVICE_NAME } from '../../lib/observability.js';
+import { DynamoReportCounters } from '../../lib/transports/ReportCounters.js';
 import { publishSloMetrics } from './emf.js';
 
 /**
@@ -14,6 +16,10 @@ import { publishSloMetrics } from './emf.js';
  * EMF. Only wiring lives here; the logic is lib/events/OutcomeConsumer.ts (events: lib/events/mapping.ts,
  * metrics: lib/slo/observations.ts). Retries, bisection and the on-failure queue are event-source
  * settings (infra/constructs/OutcomeEvents.ts).
+ *
+ * With failover and the ledger table configured (infra/NotificationLedger.ts binds both then), the consumer
+ * also keeps the providers' delivery-report counters (lib/transports/reportLag.ts), which the
+ * reconcile run judges.
  */
 const config = functionConfig('outcomes');
 const logger = new Logger({ serviceName: SERVICE_NAME });
@@ -25,6 +31,17 @@ const consume = createOutcomeConsumer({
   ),
   logger,
   onObservations: (observations) => publishSloMetrics(observations, purposes),
+  ...(config.ledgerTable && failsOver(config)
+    ? {
+        reports: {
+          counters: new DynamoReportCounters(
+            dynamoDocumentClient(clientOptionsFor(config, 'endpointDynamoDb')),
+            config.ledgerTable,
+          ),
+          lagMs: config.providerCircuit.reportLagSeconds * 1000,
+        },
+      }
+    : {}),
 });
 
 export const handler = async (

@@ -16,6 +16,7 @@ import {
   ledgerFor,
   pullEvidenceFor,
   purposesFor,
+  reportLagJudgeFor,
 } from '../../lib/wiring.js';
 import { powertoolsSink } from './metricsSink.js';
 
@@ -48,6 +49,13 @@ const evidence = evidenceRecorderFor(
 );
 // Pull-based providers (the REST convention): their events are read from a durable cursor each run.
 const pull = pullEvidenceFor(config, evidence, { logger, now: () => systemClock.now() }, documentClient);
+// With failover: whether a provider's delivery reports fall behind opens its circuit (once per run).
+const reports = reportLagJudgeFor(
+  config,
+  providers,
+  { workerId: 'reconciler:reports', now: () => systemClock.now(), logger, metrics: powertoolsSink(metrics) },
+  documentClient,
+);
 
 export const handler = async (
   event: { cursor?: string; restart?: boolean } | null | undefined,
@@ -99,6 +107,13 @@ export const handler = async (
           });
         });
     }
+    // The report counters the outcomes consumer keeps: a provider whose reports fall behind is skipped.
+    if (firstOfRun && reports)
+      await reports.judge.judge(reports.providers).catch((error: unknown) => {
+        logger.warn('provider report judgement failed; the next run judges again', {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
     // A resumed first page does not start at the oldest row, so the age gauge is read here instead.
     if (resumed) await oldestUnknownGauge(metrics);
     const page = await reconcilePageFrom(reconciler, passed ?? resumed, resumed !== undefined);

@@ -2,7 +2,9 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { ENV } from '../../lib/config.js';
 import { LEDGER_TABLE, SEAL_PREFIX, SUPPRESSION_TABLE } from '../../lib/ledger/tableDefinition.js';
+import { REPORTS_PREFIX } from '../../lib/transports/reportLag.js';
 import type { SendproofFunction, TableAccess } from './SendproofFunction.js';
 
 /**
@@ -90,6 +92,24 @@ export class LedgerTables extends Construct {
           conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${SEAL_PREFIX}*`] } },
         }),
       );
+    return fn;
+  }
+
+  /**
+   * The outcomes consumer's delivery-report counters (lib/transports/ReportCounters.ts): the ledger table's
+   * name, and UpdateItem on `reports#…` items only (the `dynamodb:LeadingKeys` condition). It reads no row
+   * and writes no other item; the reconcile run reads the counters with its own ledger access.
+   */
+  bindReportCounters(fn: SendproofFunction): SendproofFunction {
+    fn.setEnv(ENV.ledgerTable, this.ledger.tableName);
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'LedgerReportCounters',
+        actions: ['dynamodb:UpdateItem'],
+        resources: [this.ledger.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${REPORTS_PREFIX}*`] } },
+      }),
+    );
     return fn;
   }
 }

@@ -1,6 +1,8 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Logger } from '../observability.js';
 import { type SloObservation, sloObservationsOf } from '../slo/observations.js';
+import type { ReportCounterStore } from '../transports/ReportCounters.js';
+import { type ReportTally, reportTalliesOf, sumTallies } from '../transports/reportLag.js';
 import { outcomeEventsOf } from './mapping.js';
 import type { OutcomeEvent } from './outcomeEvent.js';
 import type { OutcomeEventSink } from './port.js';
@@ -16,6 +18,12 @@ export interface OutcomeConsumerOptions {
    * again), once per batch: the function entry turns them into EMF metrics.
    */
   onObservations?: (observations: SloObservation[]) => void;
+  /**
+   * The providers' delivery-report counters (lib/transports/reportLag.ts): the batch's tallies, summed per
+   * (provider, acceptance minute), are added with one write per counter per batch. `lagMs`: a report
+   * later than this after its acceptance is not counted as reported. Absent: nothing is counted.
+   */
+  reports?: { counters: Pick<ReportCounterStore, 'add'>; lagMs: number };
 }
 
 export type OutcomeStreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
@@ -24,6 +32,7 @@ interface Derived {
   record: DynamoDBRecord;
   events: OutcomeEvent[];
   observations: SloObservation[];
+  tallies: ReportTally[];
 }
 
 /**
@@ -34,7 +43,13 @@ interface Derived {
  * again yields the same event ids: a consumer that deduplicates on `id` counts each once. Metrics are
  * emitted only for the records before the failure point, so a retried record is not counted twice.
  *
- *   records ─► derive (events, observations) ─► publish in order, 10 per call ─► first failure? checkpoint
+ * The delivery-report counters are counted the same way: only the records before the failure point, one
+ * write per (provider, minute) counter; a counter that cannot be written moves the failure point back to
+ * the first record that adds to it (and takes back what the counters written before it got from the
+ * records from there on), so a record read again is counted once.
+ *
+ *   records ─► derive (events, observations, report tallies) ─► publish in order, 10 per call
+ *           ─► add the report counters of the records before the first failure ─► checkpoint
  */
 export const createOutcomeConsumer = (options: OutcomeConsumerOptions): OutcomeStreamHandler => {
   const { sink, logger } = options;
@@ -43,7 +58,12 @@ export const createOutcomeConsumer = (options: OutcomeConsumerOptions): OutcomeS
     let failAt = event.Records.length;
     for (const [index, record] of event.Records.entries()) {
       try {
-        derived.push({ record, events: outcomeEventsOf(record), observations: sloObservationsOf(record) });
+        derived.push({
+          record,
+          events: outcomeEventsOf(record),
+          observations: sloObservationsOf(record),
+          tallies: options.reports ? reportTalliesOf(record, options.reports.lagMs) : [],
+        });
       } catch (error) {
         logger.error('stream record not turned into outcome events', {
           eventId: record.eventID,
@@ -77,6 +97,7 @@ export const createOutcomeConsumer = (options: OutcomeConsumerOptions): OutcomeS
         break;
       }
     }
+    if (options.reports) failAt = await countReports(derived, failAt, options.reports.counters, logger);
     const done = derived.slice(0, failAt);
     const published = done.reduce((n, d) => n + d.events.length, 0);
     if (published > 0) logger.info('outcome events published', { events: published, records: done.length });
@@ -84,4 +105,43 @@ export const createOutcomeConsumer = (options: OutcomeConsumerOptions): OutcomeS
     const failed = event.Records[failAt]?.dynamodb?.SequenceNumber;
     return { batchItemFailures: failed ? [{ itemIdentifier: failed }] : [] };
   };
+};
+
+/**
+ * Adds the report tallies of `derived[0, failAt)`, one write per counter in the order of the first record
+ * that adds to it; returns the failure point, earlier when a counter could not be written. The counters
+ * written before that one give back what records from the new failure point on added (they are read
+ * again); if that too fails, those records are counted twice (logged): the one at-least-once case left.
+ */
+const countReports = async (
+  derived: readonly Derived[],
+  failAt: number,
+  counters: Pick<ReportCounterStore, 'add'>,
+  logger: OutcomeConsumerOptions['logger'],
+): Promise<number> => {
+  const sums = sumTallies(derived.slice(0, failAt).map((d) => d.tallies));
+  for (const [i, counter] of sums.entries()) {
+    try {
+      await counters.add(counter);
+    } catch (error) {
+      const cut = counter.firstIndex;
+      logger.error('delivery report counter not written; the stream will deliver the records again', {
+        error: error instanceof Error ? error.name : 'unknown',
+        sequenceNumber: derived[cut]?.record.dynamodb?.SequenceNumber,
+      });
+      const written = new Set(sums.slice(0, i).map((c) => `${c.provider}#${c.bucket}`));
+      for (const back of sumTallies(derived.slice(cut, failAt).map((d) => d.tallies))) {
+        if (!written.has(`${back.provider}#${back.bucket}`)) continue;
+        await counters
+          .add({ ...back, accepted: -back.accepted, reported: -back.reported })
+          .catch((undo: unknown) =>
+            logger.error('delivery report counter not taken back; records read again count twice', {
+              error: undo instanceof Error ? undo.name : 'unknown',
+            }),
+          );
+      }
+      return cut;
+    }
+  }
+  return failAt;
 };

@@ -17,6 +17,7 @@ import type { SendResult } from './port.js';
  * table (`health#<provider>`), modelled on the SMS spend breaker's (lib/rate/SpendBreaker.ts).
  *
  *   closed ──(`failures` 5xx / never-left answers within `windowSeconds`)──► open
+ *   closed ──(delivery reports fall behind: the reconcile run's judgement, ReportLagJudge)──► open
  *   open ──(`openSeconds` later, one dispatcher takes the probe)──► half_open
  *   half_open ──(the probe is answered by the provider)──► closed
  *   half_open ──(the probe fails the same way)──► open (another `openSeconds`)
@@ -56,7 +57,7 @@ export interface CircuitView {
   openUntil?: number;
   /** Half-open: until when the probe belongs to its dispatcher. */
   probeUntil?: number;
-  /** Why it opened last (`5xx:3/60s`, `probe_failed:…`). */
+  /** Why it opened last (`failures:3/60s`, `probe_failed:…`, `slow_reports:14/20/1800s`). */
   reason?: string;
   version: number;
   history: Array<{ s: string; at: number; by: string; why: string }>;
@@ -84,7 +85,7 @@ export interface ProviderCircuits {
 }
 
 export interface ProviderHealthDeps {
-  settings: ProviderCircuitSettings;
+  settings: Pick<ProviderCircuitSettings, 'failures' | 'windowSeconds' | 'openSeconds' | 'cacheMs'>;
   workerId: string;
   now: () => number;
   metrics?: MetricsSink;
@@ -257,6 +258,25 @@ export class ProviderHealth implements ProviderCircuits {
     await this.countFailure(provider, now);
   }
 
+  /**
+   * Opens a closed circuit for a reason found off the dispatch path: the reconcile run's judgement that the
+   * provider's delivery reports fall behind (lib/transports/ReportLagJudge.ts). The same opening as the
+   * failure counter's: conditioned on the version read (one writer records it, one history entry, one
+   * ProviderCircuitOpened), open for `openSeconds`, then half-open with a probe as usual. An open or
+   * half-open circuit is left as it is. Returns whether this call opened it.
+   */
+  async open(provider: string, why: string): Promise<boolean> {
+    const now = this.deps.now();
+    const view = await this.read(provider);
+    if (view.state !== 'closed') return false;
+    const opened = await this.transition(view, 'open', why, now, {
+      openUntil: now + this.deps.settings.openSeconds * 1000,
+    });
+    if (opened) this.opened(provider, why);
+    this.cache.delete(provider);
+    return opened;
+  }
+
   async read(provider: string): Promise<CircuitView> {
     const out = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: healthKey(provider) }, ConsistentRead: true }),
@@ -318,7 +338,9 @@ export class ProviderHealth implements ProviderCircuits {
             Key: { pk },
             UpdateExpression:
               'SET #kind = :kind, #state = :closed, #windowStart = :ws, #failures = :zero, #version = if_not_exists(#version, :zero), #history = if_not_exists(#history, :empty)',
-            ConditionExpression: 'attribute_not_exists(#state) OR (#state = :closed AND #windowStart < :ws)',
+            // A circuit the report-lag judgement opened (and a probe closed) has no window yet.
+            ConditionExpression:
+              'attribute_not_exists(#state) OR (#state = :closed AND (attribute_not_exists(#windowStart) OR #windowStart < :ws))',
             ExpressionAttributeNames: {
               '#kind': 'kind',
               '#state': 'state',

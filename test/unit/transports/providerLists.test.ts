@@ -22,6 +22,10 @@ describe('failover provider lists (SENDPROOF_EMAIL_PROVIDERS / SENDPROOF_SMS_PRO
       windowSeconds: 60,
       openSeconds: 60,
       cacheMs: 1000,
+      reportLagSeconds: 600,
+      reportWindowSeconds: 1800,
+      reportMinSample: 20,
+      reportLateShare: 0.5,
     });
   });
 
@@ -39,6 +43,14 @@ describe('failover provider lists (SENDPROOF_EMAIL_PROVIDERS / SENDPROOF_SMS_PRO
     expect(() => loadConfig({ SENDPROOF_EMAIL_PROVIDERS: 'rest,simulator' })).toThrow(/share one base URL/);
     expect(() => loadConfig({ SENDPROOF_PROVIDER_CIRCUIT: '{"failures":0}' })).toThrow(
       /SENDPROOF_PROVIDER_CIRCUIT: failures/,
+    );
+    expect(() => loadConfig({ SENDPROOF_PROVIDER_CIRCUIT: '{"reportLateShare":1.5}' })).toThrow(
+      /SENDPROOF_PROVIDER_CIRCUIT: reportLateShare/,
+    );
+    expect(() =>
+      loadConfig({ SENDPROOF_PROVIDER_CIRCUIT: '{"reportLagSeconds":900,"reportWindowSeconds":900}' }),
+    ).toThrow(
+      /SENDPROOF_PROVIDER_CIRCUIT: reportWindowSeconds: reportWindowSeconds must be longer than reportLagSeconds/,
     );
   });
 
