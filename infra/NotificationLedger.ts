@@ -27,6 +27,7 @@ import { LedgerTables } from './constructs/LedgerTables.js';
 import { OperatorConsole, type OperatorConsoleProps } from './constructs/OperatorConsole.js';
 import { OutcomeEvents, type OutcomeEventsProps } from './constructs/OutcomeEvents.js';
 import { ReconcilerWorkflow } from './constructs/ReconcilerWorkflow.js';
+import { TRACING_CONTEXT } from './constructs/SendproofFunction.js';
 import { ServiceLevels } from './constructs/ServiceLevels.js';
 import {
   protectCountryRules,
@@ -130,6 +131,12 @@ export interface NotificationLedgerProps {
    * writes the ledger; may grow between deployments, never shrink. Default 4.
    */
   attentionShards?: number;
+  /**
+   * Active X-Ray tracing on every function and the reconcile state machine. Default true. At low volume
+   * Lambda's sampling (the first request each second, 5% of the rest) traces nearly every invocation, which
+   * the cost bench prices at about $2 per million notifications (docs/cost.md); `false` turns it off.
+   */
+  tracing?: boolean;
   /** Where intents' attachments are read from: the dispatcher gets s3:GetObject under this prefix only. */
   attachments?: { bucket: s3.IBucket; prefix?: string };
   /** Deliveries of an intent before the intake queue parks it on the DLQ (≥ 5). Default 5. */
@@ -196,6 +203,8 @@ export class NotificationLedger extends Construct {
   constructor(scope: Construct, id: string, props: NotificationLedgerProps) {
     super(scope, id);
     validate(props);
+    // Before any child exists: every function and the state machine below read it (tracingOn).
+    this.node.setContext(TRACING_CONTEXT, props.tracing ?? true);
     const stack = Stack.of(this);
     const emailProviders = emailProvidersOf(props);
     const smsProviders = smsProvidersOf(props);

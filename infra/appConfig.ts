@@ -31,6 +31,7 @@ export const CONTEXT = {
   attachmentsBucket: 'sendproof:attachmentsBucket',
   attachmentsPrefix: 'sendproof:attachmentsPrefix',
   providerCircuit: 'sendproof:providerCircuit',
+  tracing: 'sendproof:tracing',
 } as const;
 
 /** `-c key=value` arrives as a string; cdk.json values arrive typed. Accept both. */
@@ -90,6 +91,7 @@ const ContextSchema = z.object({
   attachmentsBucket: z.string().optional(),
   attachmentsPrefix: z.string().optional(),
   providerCircuit: jsonish(ProviderCircuitFields.partial()).optional(),
+  tracing: jsonish(z.boolean()).default(true),
 });
 
 export interface AppConfig {
@@ -140,6 +142,7 @@ export const appConfigFromContext = (read: (key: string) => unknown): AppConfig 
       leaseSeconds: c.leaseSeconds,
       attentionShards: c.attentionShards,
       providerCircuit: c.providerCircuit,
+      tracing: c.tracing,
       attachments: c.attachmentsBucket
         ? {
             bucket: s3.Bucket.fromBucketName(scope, 'AttachmentsBucket', c.attachmentsBucket),

@@ -7,7 +7,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { acknowledge, acknowledgeWildcardResource } from '../nag.js';
-import { SendproofFunction } from './SendproofFunction.js';
+import { SendproofFunction, tracingOn } from './SendproofFunction.js';
 
 export interface ReconcilerWorkflowProps {
   schedule: scheduler.ScheduleExpression;
@@ -103,7 +103,7 @@ export class ReconcilerWorkflow extends Construct {
       definitionBody: sfn.DefinitionBody.fromChainable(definition),
       stateMachineType: sfn.StateMachineType.STANDARD,
       timeout: Duration.minutes(30),
-      tracingEnabled: true,
+      tracingEnabled: tracingOn(this),
       logs: {
         destination: new logsLib.LogGroup(this, 'ExecutionLogs', {
           retention: props.logRetention ?? logsLib.RetentionDays.THREE_MONTHS,

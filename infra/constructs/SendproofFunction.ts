@@ -53,6 +53,15 @@ export interface SendproofFunctionProps {
   copyIntoBundle?: Array<string | BundleFolder>;
 }
 
+/**
+ * Construct-tree context key NotificationLedger sets from its `tracing` prop (default on): every
+ * SendproofFunction and the reconcile state machine below it read it, so one prop turns X-Ray off for all.
+ */
+export const TRACING_CONTEXT = 'sendproof:internal:tracing';
+
+/** Whether X-Ray tracing is on for constructs under `scope` (on unless a NotificationLedger turned it off). */
+export const tracingOn = (scope: Construct): boolean => scope.node.tryGetContext(TRACING_CONTEXT) !== false;
+
 /** Memory of every Sendproof function unless its construct says otherwise (the cost model bills GB-s at it). */
 export const DEFAULT_FUNCTION_MEMORY_MB = 512;
 
@@ -62,7 +71,7 @@ export const bundledPath = (folder: string): string => `${LAMBDA_TASK_ROOT}/${fo
 
 /**
  * One Sendproof Lambda with the defaults decided once: Node 22 on arm64, its own log group with a retention,
- * X-Ray tracing, Powertools service/namespace, and a role with no managed policies.
+ * X-Ray tracing (unless turned off: `tracingOn`), Powertools service/namespace, and a role with no managed policies.
  *
  * The `bind*`/`allow*` methods are the only way to give a function access to something: each one sets the
  * environment variable the function reads (names from lib/config.ts) AND adds the IAM grant for exactly that
@@ -99,7 +108,7 @@ export class SendproofFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
-      tracing: lambda.Tracing.ACTIVE,
+      tracing: tracingOn(this) ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
       reservedConcurrentExecutions: props.reservedConcurrency,
       environment: {
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
