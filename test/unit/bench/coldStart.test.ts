@@ -64,6 +64,25 @@ describe('the dispatcher bundle (scripts/lambdaBundle.mjs)', () => {
   }, 60_000);
 });
 
+describe('the webhook bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-webhook-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // Each provider's signature library loads on that provider's first request (lib/evidence/webhooks.ts).
+  it("keeps the providers' signature libraries off the module path, each in an on-demand chunk", async () => {
+    const { metafile } = await bundleLambda('functions/webhook/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const packages = packageBytes(metafile, modulePath(metafile, dir));
+    for (const name of ['svix', 'twilio', '@sendgrid/eventwebhook', 'starkbank-ecdsa']) {
+      const row = packages.find((p) => p.name === name);
+      expect(row?.modulePathBytes ?? 0, `${name} on the module path`).toBe(0);
+      expect(row?.onDemandBytes ?? 0, `${name} in an on-demand chunk`).toBeGreaterThan(0);
+    }
+  }, 60_000);
+});
+
 describe('the CLI bundle (scripts/build.mjs)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sendproof-cli-bundle-test-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
