@@ -23,6 +23,8 @@ const ON_DEMAND_ONLY = [
   '@aws-crypto/decrypt-node',
   '@aws-crypto/kms-keyring-node',
   'libphonenumber-js',
+  // The evidence recorder: only a row with recorded events to apply needs it (functions/dispatch/index.ts).
+  'lib/evidence',
 ];
 
 describe('the dispatcher bundle (scripts/lambdaBundle.mjs)', () => {
