@@ -1,6 +1,4 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Config } from './config.js';
-import { requireSettings } from './config.js';
+import { type Config, requireSettings } from './config.js';
 import type { Clock } from './domain/clock.js';
 import { DynamoEvidenceStore } from './evidence/DynamoEvidenceStore.js';
 import { EvidenceRecorder, type EvidenceRecorderDeps } from './evidence/EvidenceRecorder.js';
