@@ -35,9 +35,15 @@ const dimensioned = {
 let recorder: Promise<RecordedEvidence> | undefined;
 const evidence: RecordedEvidence = {
   applyRecordedEvidence: async (row) => {
-    recorder ??= import('../../lib/evidenceWiring.js').then(({ evidenceRecorderFor }) =>
-      evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
-    );
+    // A failed load is not kept: the next row tries again (this one's error reaches its caller as before).
+    recorder ??= import('../../lib/evidenceWiring.js')
+      .then(({ evidenceRecorderFor }) =>
+        evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
+      )
+      .catch((error: unknown) => {
+        recorder = undefined;
+        throw error;
+      });
     return (await recorder).applyRecordedEvidence(row);
   },
 };
