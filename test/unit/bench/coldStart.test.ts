@@ -85,6 +85,24 @@ describe('the webhook bundle (scripts/lambdaBundle.mjs)', () => {
   }, 60_000);
 });
 
+describe('the console bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-console-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // The export bundle's clients load on the first export (functions/console/index.ts, lazyExporter).
+  it('keeps KMS, which only the export bundle uses, off the module path', async () => {
+    const { metafile } = await bundleLambda('functions/console/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const row = packageBytes(metafile, modulePath(metafile, dir)).find(
+      (p) => p.name === '@aws-sdk/client-kms',
+    );
+    expect(row?.modulePathBytes ?? 0).toBe(0);
+    expect(row?.onDemandBytes ?? 0).toBeGreaterThan(0);
+  }, 60_000);
+});
+
 describe('the CLI bundle (scripts/build.mjs)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sendproof-cli-bundle-test-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
