@@ -11,12 +11,28 @@
 // file, so V8 still reads and pre-parses it (and --enable-source-maps still parses its mappings) at every
 // cold start. As separate chunks, the SES, SMS, S3, KMS/Encryption SDK and phone-number code is read only
 // by the process that takes the path needing it (docs/benchmark.md, "Cold start").
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
+
+/**
+ * The named audit queries (queries/*.sql), embedded as text: a bundle has no package folder around it (in
+ * Lambda its package root would be `/var`), and the console reads them at init when Athena is configured.
+ * lib/archive/namedQueries.ts parses these texts exactly as it parses the files; only bundles that import
+ * it carry them. Read at every bundle, so the bundle always holds the queries of the tree it was built from.
+ */
+export const embeddedNamedQueries = () => {
+  const dir = join(ROOT, 'queries');
+  return Object.fromEntries(
+    readdirSync(dir)
+      .filter((file) => file.endsWith('.sql'))
+      .sort()
+      .map((file) => [file, readFileSync(join(dir, file), 'utf8')]),
+  );
+};
 
 /** esbuild options for every function (CDK's NodejsFunction names: format ESM, minify, sourceMap, target). */
 export const LAMBDA_ESBUILD_OPTIONS = Object.freeze({
@@ -51,6 +67,7 @@ export const bundleLambda = async (entry, outdir, extra = {}) =>
     outdir,
     logLevel: 'warning',
     ...extra,
+    define: { __SENDPROOF_NAMED_QUERIES__: JSON.stringify(embeddedNamedQueries()), ...extra.define },
   });
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -9,9 +9,9 @@ import { createSqsHandler } from '../../lib/dispatch/sqsHandler.js';
 import { visibilityChanger } from '../../lib/dispatch/visibility.js';
 import { admissionFor, circuitsFor, createRuntime } from '../../lib/dispatchRuntime.js';
 import { systemClock } from '../../lib/domain/clock.js';
+import type { RecordedEvidence } from '../../lib/evidence/EvidenceRecorder.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { TransportHolds } from '../../lib/rate/TransportHolds.js';
-import { evidenceRecorderFor } from '../../lib/wiring.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.
 const config = functionConfig('dispatch');
@@ -27,6 +27,24 @@ const dimensioned = {
     const single = metrics.singleMetric();
     for (const [key, dim] of Object.entries(dimensions)) single.addDimension(key, dim);
     single.addMetric(name, MetricUnit.Count, value);
+  },
+};
+// The evidence recorder (lib/evidenceWiring.ts) loads on the first row with recorded events to apply: one
+// the recorder marked (`evk`) before its outcome was written, or one that just became unknown. Never on
+// the happy path, so never at the cold start.
+let recorder: Promise<RecordedEvidence> | undefined;
+const evidence: RecordedEvidence = {
+  applyRecordedEvidence: async (row) => {
+    // A failed load is not kept: the next row tries again (this one's error reaches its caller as before).
+    recorder ??= import('../../lib/evidenceWiring.js')
+      .then(({ evidenceRecorderFor }) =>
+        evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
+      )
+      .catch((error: unknown) => {
+        recorder = undefined;
+        throw error;
+      });
+    return (await recorder).applyRecordedEvidence(row);
   },
 };
 const circuits = circuitsFor(config, runtime.documentClient, {
@@ -59,7 +77,7 @@ const dispatcher = new Dispatcher({
     metrics: { count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value) },
   }),
   // A row that becomes unknown is settled at once by provider events recorded while it was dispatching.
-  evidence: evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
+  evidence,
 });
 // The SQS client loads on the first parked message (a retry or a due time), never on the happy path.
 const sqs = async () =>

@@ -11,8 +11,8 @@ import {
   parseQueuedEvent,
 } from '../../lib/evidence/events.js';
 import { applyOptSignal } from '../../lib/evidence/optSignals.js';
+import { evidenceRecorderFor, optSignalsFor } from '../../lib/evidenceWiring.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { evidenceRecorderFor, optSignalsFor } from '../../lib/wiring.js';
 import { powertoolsSink } from '../reconcile/metricsSink.js';
 
 /**

@@ -5,19 +5,14 @@ import { clientOptionsFor, sqsClient } from '../../lib/aws/clients.js';
 import { SqsIntentPublisher } from '../../lib/aws/SqsIntentPublisher.js';
 import { functionConfig } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
+import { evidenceRecorderFor, pullEvidenceFor } from '../../lib/evidenceWiring.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconciler.js';
 import { DynamoRunCursor } from '../../lib/reconcile/RunCursor.js';
 import { Sweeper } from '../../lib/reconcile/Sweeper.js';
+import { reportLagJudgeFor } from '../../lib/reportLagWiring.js';
 import { providerChainsFor } from '../../lib/transports/configured.js';
-import {
-  documentClientFor,
-  evidenceRecorderFor,
-  ledgerFor,
-  pullEvidenceFor,
-  purposesFor,
-  reportLagJudgeFor,
-} from '../../lib/wiring.js';
+import { documentClientFor, ledgerFor, purposesFor } from '../../lib/wiring.js';
 import { powertoolsSink } from './metricsSink.js';
 
 /**

@@ -5,8 +5,8 @@ import { functionConfig } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { handleWebhook } from '../../lib/evidence/WebhookEndpoint.js';
 import { webhookSecretsFor } from '../../lib/evidence/webhookSecrets.js';
+import { evidenceRecorderFor, optSignalsFor } from '../../lib/evidenceWiring.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { evidenceRecorderFor, optSignalsFor } from '../../lib/wiring.js';
 import { powertoolsSink } from '../reconcile/metricsSink.js';
 
 /**

@@ -108,13 +108,31 @@ export const parseNamedQuery = (text: string, source: string): NamedQuery => {
   return { name, description: description.join(' '), parameters, sql: sql.replace(/;\s*$/, '') };
 };
 
-/** Every named query in `queries/`, sorted by name. Throws NamedQueryError on a malformed file. */
+/**
+ * `queries/*.sql` by file name, defined only in a Lambda bundle (scripts/lambdaBundle.mjs embeds the files
+ * at build time): a bundle has no package folder, so `QUERIES_DIR` would point outside it (`/var/queries`).
+ */
+declare const __SENDPROOF_NAMED_QUERIES__: Readonly<Record<string, string>> | undefined;
+const EMBEDDED: Readonly<Record<string, string>> | undefined =
+  typeof __SENDPROOF_NAMED_QUERIES__ === 'undefined' ? undefined : __SENDPROOF_NAMED_QUERIES__;
+
+/**
+ * Every named query in `queries/` (in a bundle: the copies embedded at build time), sorted by name. Throws
+ * NamedQueryError on a malformed file.
+ */
 export const loadNamedQueries = (dir: string = QUERIES_DIR): NamedQuery[] => {
-  const queries = readdirSync(dir)
-    .filter((file) => file.endsWith('.sql'))
-    .sort()
-    .map((file) => {
-      const query = parseNamedQuery(readFileSync(join(dir, file), 'utf8'), file);
+  const files: Array<[file: string, text: string]> =
+    EMBEDDED && dir === QUERIES_DIR
+      ? Object.entries(EMBEDDED)
+      : readdirSync(dir).map((file) => [
+          file,
+          file.endsWith('.sql') ? readFileSync(join(dir, file), 'utf8') : '',
+        ]);
+  const queries = files
+    .filter(([file]) => file.endsWith('.sql'))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([file, text]) => {
+      const query = parseNamedQuery(text, file);
       if (`${query.name}.sql` !== file) throw new NamedQueryError(`${file}: name must match the file name`);
       return query;
     });

@@ -32,7 +32,7 @@ export const handleWebhook = async (
   deps: WebhookEndpointDeps,
   request: WebhookRequest,
 ): Promise<WebhookResponse> => {
-  const verdict = verifyWebhook(request, await deps.secrets(), deps.now?.() ?? Date.now());
+  const verdict = await verifyWebhook(request, await deps.secrets(), deps.now?.() ?? Date.now());
   if (!verdict.ok) {
     deps.metrics?.count(METRIC.webhookRefused, 1, {
       provider: verdict.provider.slice(0, 32),

@@ -1,7 +1,3 @@
-import { EventWebhook } from '@sendgrid/eventwebhook';
-import { Webhook, WebhookVerificationError } from 'svix';
-// The request validator only: the package root loads the whole REST client.
-import { validateRequest } from 'twilio/lib/webhooks/webhooks.js';
 import * as z from 'zod';
 import { KEY_TAG } from '../transports/labels.js';
 import { bounceFact, evidence, LABEL_SHAPE, type ParsedEvent, timeOf } from './events.js';
@@ -323,6 +319,17 @@ const isProvider = (value: string): value is WebhookProvider =>
 const formParams = (body: string): Record<string, string> => Object.fromEntries(new URLSearchParams(body));
 
 /**
+ * Each provider's verifier, its own chunk in a bundle: a cold start of the webhook function loads none of
+ * Svix, Twilio's validator or SendGrid's ECDSA library, and a request loads only its provider's (the
+ * module cache keeps it for the next one).
+ */
+const VERIFIERS = {
+  resend: () => import('./verifiers/resend.js'),
+  twilio: () => import('./verifiers/twilio.js'),
+  sendgrid: () => import('./verifiers/sendgrid.js'),
+} as const;
+
+/**
  * Verifies a provider's signature with the provider's own library, then parses. Nothing is parsed, and
  * nothing may reach the ledger, before the signature holds:
  * - Resend: Svix `Webhook.verify` (HMAC over id.timestamp.body; stale or future timestamps refused);
@@ -331,11 +338,11 @@ const formParams = (body: string): Record<string, string> => Object.fromEntries(
  * - SendGrid: `EventWebhook.verifySignature` (ECDSA P-256 over timestamp + body), and the timestamp
  *   must be within REPLAY_TOLERANCE_SECONDS of now.
  */
-export const verifyWebhook = (
+export const verifyWebhook = async (
   request: WebhookRequest,
   secrets: WebhookSecrets,
   nowMs: number = Date.now(),
-): WebhookVerdict => {
+): Promise<WebhookVerdict> => {
   const { provider, headers, body } = request;
   if (!isProvider(provider)) return { ok: false, provider, reason: 'unknown_provider' };
   const refuse = (reason: RefusalReason): WebhookVerdict => ({ ok: false, provider, reason });
@@ -349,13 +356,9 @@ export const verifyWebhook = (
       };
       if (!svixHeaders['svix-id'] || !svixHeaders['svix-timestamp'] || !svixHeaders['svix-signature'])
         return refuse('unsigned');
-      try {
-        new Webhook(secrets.resend).verify(body, svixHeaders);
-      } catch (error) {
-        if (error instanceof WebhookVerificationError && /timestamp/i.test(error.message))
-          return refuse('replayed');
-        return refuse('forged');
-      }
+      const { verifyResend } = await VERIFIERS.resend();
+      const checked = verifyResend(secrets.resend, body, svixHeaders);
+      if (checked !== 'valid') return refuse(checked);
       let payload: unknown;
       try {
         payload = JSON.parse(body);
@@ -373,7 +376,8 @@ export const verifyWebhook = (
       const signature = headers['x-twilio-signature'];
       if (!signature) return refuse('unsigned');
       const params = formParams(body);
-      if (!validateRequest(secrets.twilio, signature, request.url, params)) return refuse('forged');
+      const { verifyTwilio } = await VERIFIERS.twilio();
+      if (!verifyTwilio(secrets.twilio, signature, request.url, params)) return refuse('forged');
       return { ok: true, provider, events: [parseTwilioCallback(params, request.url)] };
     }
     case 'sendgrid': {
@@ -381,19 +385,8 @@ export const verifyWebhook = (
       const signature = headers['x-twilio-email-event-webhook-signature'];
       const timestamp = headers['x-twilio-email-event-webhook-timestamp'];
       if (!signature || !timestamp) return refuse('unsigned');
-      const verifier = new EventWebhook();
-      let valid = false;
-      try {
-        valid = verifier.verifySignature(
-          verifier.convertPublicKeyToECDSA(secrets.sendgrid),
-          body,
-          signature,
-          timestamp,
-        );
-      } catch {
-        valid = false;
-      }
-      if (!valid) return refuse('forged');
+      const { verifySendGrid } = await VERIFIERS.sendgrid();
+      if (!verifySendGrid(secrets.sendgrid, body, signature, timestamp)) return refuse('forged');
       const seconds = Number(timestamp);
       if (!Number.isFinite(seconds) || Math.abs(nowMs / 1000 - seconds) > REPLAY_TOLERANCE_SECONDS)
         return refuse('replayed');

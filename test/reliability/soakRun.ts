@@ -18,6 +18,7 @@ import { countryLabel, countryOf } from '../../lib/domain/countryRules.js';
 import { PurposeRegistry } from '../../lib/domain/purposes.js';
 import { DEFINITIVE_FAILURES, type DeliveryState, isTerminal } from '../../lib/domain/states.js';
 import { DynamoEvidenceStore } from '../../lib/evidence/DynamoEvidenceStore.js';
+import { evidenceRecorderFor, pullEvidenceFor } from '../../lib/evidenceWiring.js';
 import { DynamoLedger } from '../../lib/ledger/DynamoLedger.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
 import type { DeliveryRecord } from '../../lib/ledger/port.js';
@@ -29,7 +30,6 @@ import { Reconciler } from '../../lib/reconcile/Reconciler.js';
 import type { ActiveFault } from '../../lib/simulator/faults.js';
 import { DEFAULT_TEMPLATES_DIR } from '../../lib/templates/FileTemplateStore.js';
 import { createTransports } from '../../lib/transports/index.js';
-import { evidenceRecorderFor, pullEvidenceFor } from '../../lib/wiring.js';
 import { type SecretScanResult, scanForSecrets } from './secretScan.js';
 import type { SoakCrashMessage } from './soakCrashWorker.js';
 import {

@@ -178,7 +178,7 @@ const EB_DETAIL_TYPES: Readonly<Record<string, string>> = {
 };
 
 /** Through the real entry: the evidence Lambda's envelopes, or the signed webhook and the vendor's verifier. */
-const parse = (c: MessageCase, row?: DeliveryRecord): ParsedEvent => {
+const parse = async (c: MessageCase, row?: DeliveryRecord): Promise<ParsedEvent> => {
   const payload = echoed(c, row);
   if (c.provider === 'ses' || c.provider === 'sms-v2') {
     const event =
@@ -209,17 +209,17 @@ const parse = (c: MessageCase, row?: DeliveryRecord): ParsedEvent => {
     return events[0]!;
   }
   const now = clock.now();
-  let verdict: ReturnType<typeof verifyWebhook>;
+  let verdict: Awaited<ReturnType<typeof verifyWebhook>>;
   if (c.provider === 'resend') {
     const signed = signResend(keys, payload, new Date(now));
-    verdict = verifyWebhook(
+    verdict = await verifyWebhook(
       { provider: 'resend', url: `${WEBHOOK_BASE}/resend`, headers: signed.headers, body: signed.body },
       keys.secrets,
       now,
     );
   } else if (c.provider === 'sendgrid') {
     const signed = signSendGrid(keys, [payload], new Date(now));
-    verdict = verifyWebhook(
+    verdict = await verifyWebhook(
       { provider: 'sendgrid', url: `${WEBHOOK_BASE}/sendgrid`, headers: signed.headers, body: signed.body },
       keys.secrets,
       now,
@@ -228,7 +228,7 @@ const parse = (c: MessageCase, row?: DeliveryRecord): ParsedEvent => {
     const query = row && c.echo ? `?k=${labelOf(row)}` : '';
     const url = `${WEBHOOK_BASE}/twilio${query}`;
     const signed = signTwilio(keys, url, payload as Record<string, string>);
-    verdict = verifyWebhook(
+    verdict = await verifyWebhook(
       { provider: 'twilio', url, headers: signed.headers, body: signed.body },
       keys.secrets,
       now,
@@ -314,9 +314,9 @@ describe('the provider contract corpus (issue 25)', () => {
       const unknown = await rowFor(c, 'unknown');
 
       // Act
-      const parsed = parse(c, accepted);
+      const parsed = await parse(c, accepted);
       const onAccepted = parsed.kind === 'evidence' ? await recorder.record(parsed.evidence) : undefined;
-      const again = parse(c, unknown);
+      const again = await parse(c, unknown);
       const onUnknown = again.kind === 'evidence' ? await recorder.record(again.evidence) : undefined;
 
       // Assess: the parser reads what the provider documents
@@ -366,7 +366,7 @@ describe('the provider contract corpus (issue 25)', () => {
       const row = c.echo && c.kind === 'event' ? await rowFor(c, 'accepted') : undefined;
 
       // Act
-      const parsed = parse(c, row);
+      const parsed = await parse(c, row);
 
       // Assess
       expect(parsed).toMatchObject({ kind: 'ignored', reason: expected.reason });
@@ -399,7 +399,7 @@ describe('the provider contract corpus (issue 25)', () => {
           by: 'operator:alice',
         });
       }
-      const parsed = parse(c);
+      const parsed = await parse(c);
       if (parsed.kind !== 'ignored' || !parsed.signal) throw new Error('no signal');
       // Cases share documented numbers: only this case's changes count.
       if (signal.kind === 'opt_out')

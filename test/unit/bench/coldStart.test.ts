@@ -19,8 +19,12 @@ const ON_DEMAND_ONLY = [
   '@aws-sdk/client-kms',
   '@aws-sdk/client-sqs',
   '@aws-sdk/client-secrets-manager',
-  '@aws-crypto/client-node',
+  '@aws-crypto/encrypt-node',
+  '@aws-crypto/decrypt-node',
+  '@aws-crypto/kms-keyring-node',
   'libphonenumber-js',
+  // The evidence recorder: only a row with recorded events to apply needs it (functions/dispatch/index.ts).
+  'lib/evidence',
 ];
 
 describe('the dispatcher bundle (scripts/lambdaBundle.mjs)', () => {
@@ -45,6 +49,57 @@ describe('the dispatcher bundle (scripts/lambdaBundle.mjs)', () => {
     }
     const zodFiles = Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs));
     expect(zodFiles.filter((f) => /zod\/v4\/locales\/(?!en\.js)/.test(f))).toEqual([]);
+    // Code splitting puts a file in the entry's chunks when the entry reaches it statically, with all of
+    // it any lazy chunk uses: the Encryption SDK's umbrella package (its hierarchical keyring's DynamoDB key
+    // store) made the whole DynamoDB client, every command's schema, part of the cold start that way.
+    const refDir = join(dir, 'reference');
+    const reference = await bundleLambda('bench/referenceEntry.ts', refDir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const dynamoBytes = (rows: typeof packages) =>
+      rows.find((p) => p.name === '@aws-sdk/client-dynamodb')?.modulePathBytes ?? 0;
+    const referenceDynamo = dynamoBytes(
+      packageBytes(reference.metafile, modulePath(reference.metafile, refDir)),
+    );
+    expect(dynamoBytes(packages)).toBeLessThanOrEqual(referenceDynamo + 4 * 1024);
+  }, 60_000);
+});
+
+describe('the webhook bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-webhook-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // Each provider's signature library loads on that provider's first request (lib/evidence/webhooks.ts).
+  it("keeps the providers' signature libraries off the module path, each in an on-demand chunk", async () => {
+    const { metafile } = await bundleLambda('functions/webhook/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const packages = packageBytes(metafile, modulePath(metafile, dir));
+    for (const name of ['svix', 'twilio', '@sendgrid/eventwebhook', 'starkbank-ecdsa']) {
+      const row = packages.find((p) => p.name === name);
+      expect(row?.modulePathBytes ?? 0, `${name} on the module path`).toBe(0);
+      expect(row?.onDemandBytes ?? 0, `${name} in an on-demand chunk`).toBeGreaterThan(0);
+    }
+  }, 60_000);
+});
+
+describe('the console bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-console-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // The export bundle's clients load on the first export (functions/console/index.ts, lazyExporter).
+  it('keeps KMS, which only the export bundle uses, off the module path', async () => {
+    const { metafile } = await bundleLambda('functions/console/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const row = packageBytes(metafile, modulePath(metafile, dir)).find(
+      (p) => p.name === '@aws-sdk/client-kms',
+    );
+    expect(row?.modulePathBytes ?? 0).toBe(0);
+    expect(row?.onDemandBytes ?? 0).toBeGreaterThan(0);
   }, 60_000);
 });
 
