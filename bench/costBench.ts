@@ -206,7 +206,8 @@ class LogCapture {
   }
 }
 
-const emptyFunction = (memoryMb: number): FunctionMeasurement => ({
+/** A function's measurement before its first invocation (also the tests' starting point). */
+export const emptyFunction = (memoryMb: number): FunctionMeasurement => ({
   memoryMb,
   invocations: 0,
   records: 0,

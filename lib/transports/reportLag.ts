@@ -1,7 +1,7 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { transitionsOf } from '../archive/transitions.js';
 import type { ProviderCircuitSettings } from '../config.js';
-import type { EvidenceFact } from '../evidence/facts.js';
+import { type EvidenceFact, FACTS } from '../evidence/facts.js';
 
 /**
  * Whether a provider's delivery reports fall behind (issue 29; GOV.UK Notify switches SMS providers on the
@@ -31,19 +31,7 @@ export const bucketOf = (at: number): number => Math.floor(at / REPORT_BUCKET_MS
  * took it. Not `sent` (the provider's own acceptance, SES Send: it says nothing about delivery) and not
  * `delayed` (still trying: the report is yet to come).
  */
-export const REPORT_FACTS: readonly EvidenceFact[] = [
-  'delivered',
-  'bounced_transient',
-  'bounced_permanent',
-  'complained',
-  'provider_suppressed',
-  'rejected',
-  'carrier_failed',
-  'ttl_expired',
-  'unknown_final',
-  'engaged',
-  'partially_delivered',
-];
+export const REPORT_FACTS: readonly EvidenceFact[] = FACTS.filter((f) => f !== 'sent' && f !== 'delayed');
 const reportFacts = new Set<string>(REPORT_FACTS);
 const FACT = 'delivery:';
 

@@ -27,3 +27,33 @@ export const sesTags = (row: Echoed, secret?: string): Record<string, string[]> 
 export const smsContext = (row: Echoed, secret?: string): Record<string, string> => ({
   'sendproof-key': labelOf(row, secret),
 });
+
+/**
+ * An SES configuration-set event about one of our rows, as EventBridge delivers it (the default bus's
+ * `aws.ses` event: Amazon SES Developer Guide, "Monitoring email sending using Amazon SES event
+ * publishing", EventBridge destination). `extra` adds the event type's own object (`delivery`, `bounce`);
+ * `purposeTag` adds the `sendproof-purpose` tag the dispatcher sends with a purpose.
+ */
+export const sesEventBridgeEvent = (
+  row: { pk: string; providerMessageId?: string; purpose?: string },
+  eventType: string,
+  options: { id: string; at: number; destination: string[]; purposeTag?: boolean; extra?: object },
+) => ({
+  version: '0',
+  id: options.id,
+  'detail-type': 'Email Delivered',
+  source: 'aws.ses',
+  detail: {
+    eventType,
+    mail: {
+      timestamp: new Date(options.at).toISOString(),
+      messageId: row.providerMessageId ?? `ses-${options.id}`,
+      destination: options.destination,
+      tags: {
+        ...sesTags(row),
+        ...(options.purposeTag ? { 'sendproof-purpose': [String(row.purpose)] } : {}),
+      },
+    },
+    ...options.extra,
+  },
+});

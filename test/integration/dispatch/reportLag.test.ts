@@ -23,7 +23,7 @@ import { SendGridTransport } from '../../../lib/transports/SendGridTransport.js'
 import { SesTransport } from '../../../lib/transports/SesTransport.js';
 import { createHarness, type Harness } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { sesTags, testLabelKeys } from '../../support/evidenceLabels.js';
+import { sesEventBridgeEvent, testLabelKeys } from '../../support/evidenceLabels.js';
 import { ScriptedHttpServer } from '../../support/fakes/ScriptedHttpServer.js';
 import { MARKERS, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
@@ -138,22 +138,14 @@ const recorder = () =>
 
 /** SES's documented Delivery event for the row, as EventBridge delivers it. */
 const delivered = async (row: DeliveryRecord) => {
-  const [parsed] = parseLambdaEvent({
-    version: '0',
-    id: `eb-${++seq}`,
-    'detail-type': 'Email Delivered',
-    source: 'aws.ses',
-    detail: {
-      eventType: 'Delivery',
-      mail: {
-        timestamp: new Date(clock.now()).toISOString(),
-        messageId: row.providerMessageId,
-        destination: [MARKERS.email],
-        tags: sesTags(row),
-      },
-      delivery: { timestamp: new Date(clock.now()).toISOString(), recipients: [MARKERS.email] },
-    },
-  });
+  const [parsed] = parseLambdaEvent(
+    sesEventBridgeEvent(row, 'Delivery', {
+      id: `eb-${++seq}`,
+      at: clock.now(),
+      destination: [MARKERS.email],
+      extra: { delivery: { timestamp: new Date(clock.now()).toISOString(), recipients: [MARKERS.email] } },
+    }),
+  );
   if (parsed?.kind !== 'evidence') throw new Error(`not evidence: ${JSON.stringify(parsed)}`);
   const result = await recorder().record(parsed.evidence);
   expect(result).toMatchObject({ kind: 'fact_recorded' });

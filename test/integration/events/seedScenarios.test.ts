@@ -20,7 +20,7 @@ import {
   sweeperFor,
 } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { sesTags, testLabelKeys } from '../../support/evidenceLabels.js';
+import { sesEventBridgeEvent, testLabelKeys } from '../../support/evidenceLabels.js';
 import { healthReportIntent, MARKERS, receiptIntent, resetIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { startOutcomeStream } from '../../support/outcomeStream.js';
@@ -44,22 +44,15 @@ const sesEvidence = (
   eventType: string,
   extra: Record<string, unknown> = {},
 ): ProviderEvidence => {
-  const [parsed] = parseLambdaEvent({
-    version: '0',
-    id: `eb-${++seq}`,
-    'detail-type': 'Email Delivered',
-    source: 'aws.ses',
-    detail: {
-      eventType,
-      mail: {
-        timestamp: new Date(clock.now()).toISOString(),
-        messageId: row.providerMessageId ?? `ses-${seq}`,
-        destination: [MARKERS.email],
-        tags: { ...sesTags(row), 'sendproof-purpose': [row.purpose] },
-      },
-      ...extra,
-    },
-  });
+  const [parsed] = parseLambdaEvent(
+    sesEventBridgeEvent(row, eventType, {
+      id: `eb-${++seq}`,
+      at: clock.now(),
+      destination: [MARKERS.email],
+      purposeTag: true,
+      extra,
+    }),
+  );
   if (parsed?.kind !== 'evidence') throw new Error(`not evidence: ${JSON.stringify(parsed)}`);
   return parsed.evidence;
 };

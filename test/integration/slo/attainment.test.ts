@@ -18,7 +18,7 @@ import { SLO_METRIC, sloMetricSets } from '../../../lib/slo/metrics.js';
 import { createSloReadModel, type PurposeAttainment } from '../../../lib/slo/readModel.js';
 import { createHarness, type Harness, restTransports } from '../../support/dispatchHarness.js';
 import { localDynamo } from '../../support/dynamo.js';
-import { sesTags, testLabelKeys } from '../../support/evidenceLabels.js';
+import { sesEventBridgeEvent, testLabelKeys } from '../../support/evidenceLabels.js';
 import { MARKERS, receiptIntent } from '../../support/fixtures.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { startArchiveStream, startOutcomeStream } from '../../support/outcomeStream.js';
@@ -58,22 +58,15 @@ const rowOf = async (n: number): Promise<DeliveryRecord> =>
 
 const delivered = async (n: number) => {
   const row = await rowOf(n);
-  const [parsed] = parseLambdaEvent({
-    version: '0',
-    id: `eb-${++seq}`,
-    'detail-type': 'Email Delivered',
-    source: 'aws.ses',
-    detail: {
-      eventType: 'Delivery',
-      mail: {
-        timestamp: new Date(clock.now()).toISOString(),
-        messageId: row.providerMessageId,
-        destination: [MARKERS.email],
-        tags: { ...sesTags(row), 'sendproof-purpose': ['receipt'] },
-      },
-      delivery: { timestamp: new Date(clock.now()).toISOString(), recipients: [MARKERS.email] },
-    },
-  });
+  const [parsed] = parseLambdaEvent(
+    sesEventBridgeEvent(row, 'Delivery', {
+      id: `eb-${++seq}`,
+      at: clock.now(),
+      destination: [MARKERS.email],
+      purposeTag: true,
+      extra: { delivery: { timestamp: new Date(clock.now()).toISOString(), recipients: [MARKERS.email] } },
+    }),
+  );
   if (parsed?.kind !== 'evidence') throw new Error('not evidence');
   await recorder.record(parsed.evidence);
 };

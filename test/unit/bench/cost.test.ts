@@ -25,6 +25,7 @@ import {
   COST_FUNCTIONS,
   type CostFunction,
   type CostMeasurement,
+  emptyFunction,
   type FunctionMeasurement,
 } from '../../../bench/costBench.js';
 import { COST_ITEMS, PRICES } from '../../../bench/prices.js';
@@ -35,18 +36,7 @@ import { COST_ITEMS, PRICES } from '../../../bench/prices.js';
 // and counted no log bytes, no traces and no outcome events.
 
 const fn = (memoryMb: number, over: Partial<FunctionMeasurement> = {}): FunctionMeasurement => ({
-  memoryMb,
-  invocations: 0,
-  records: 0,
-  samples: [],
-  logLines: 0,
-  logBytes: 0,
-  emfLines: 0,
-  emfBytes: 0,
-  logLinesByLevel: {},
-  infoMessages: [],
-  unstructured: [],
-  dynamo: { writeUnits: 0, writeRequests: 0, readRequests: 0, readUnitsReported: 0, readUnitsBilled: 0 },
+  ...emptyFunction(memoryMb),
   ...over,
 });
 
