@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SendproofFunction } from '../../infra/constructs/SendproofFunction.js';
 import type { SendproofStack } from '../../infra/SendproofStack.js';
@@ -45,13 +46,15 @@ const RECORDING_FILES: Record<FunctionName, string[]> = {
   archive: ['test/integration/archive/endToEnd.test.ts'],
   archiveMaintenance: ['test/integration/archive/backfill.test.ts'],
   console: ['test/integration/functions/entries.test.ts'],
-  outcomes: ['test/integration/functions/entries.test.ts'],
+  // reportLag: the outcomes function's delivery-report counters, written only where a channel fails over.
+  outcomes: ['test/integration/functions/entries.test.ts', 'test/integration/dispatch/reportLag.test.ts'],
   sloAudit: ['test/integration/functions/entries.test.ts'],
 };
 
 const RECORDING_TIMEOUT = 600_000;
 const CTX: RenderContext = { region: 'eu-west-1', account: '111122223333' };
 const ATTACHMENTS_BUCKET = 'acme-attachments';
+const PROVIDER_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:sendproof-providers-AbCdEf';
 
 const readRecords = (dir: string): CommandRecord[] =>
   existsSync(dir)
@@ -241,8 +244,12 @@ describe('every AWS command the integration suite recorded is allowed by its fun
       records.push(...readRecords(run.dir));
       reportFile = join(run.dir, 'iam-report.txt');
     }
+    // With email failover (ses, then sendgrid): the suite runs the outcomes function's delivery-report
+    // counters (test/integration/dispatch/reportLag.test.ts), which a stack without failover never grants.
     const { stack, template } = synthStack((scope) => ({
       ...SES_AND_SMS,
+      email: { ...SES_AND_SMS.email, failover: ['sendgrid'] },
+      providerSecret: secretsmanager.Secret.fromSecretCompleteArn(scope, 'Provider', PROVIDER_SECRET_ARN),
       attachments: { bucket: s3.Bucket.fromBucketName(scope, 'Attachments', ATTACHMENTS_BUCKET) },
     }));
     deployed = new Map(FUNCTIONS.map((f) => [f, deployedFunction(stack, template, f)]));
