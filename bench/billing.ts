@@ -41,7 +41,7 @@ export const billedReadUnits = (read: ReadRequestLog): number => {
 // ── SQS ────────────────────────────────────────────────────────────────────────────────────────────────
 
 /** https://aws.amazon.com/sqs/pricing/: "each 64 KB chunk of a payload is billed as 1 request". */
-export const SQS_CHUNK_BYTES = 64 * 1024;
+const SQS_CHUNK_BYTES = 64 * 1024;
 /** SendMessageBatch, ReceiveMessage and DeleteMessageBatch take or return at most 10 messages. */
 export const SQS_MAX_BATCH = 10;
 
@@ -84,7 +84,7 @@ export const SQS_IDLE_RECEIVES_PER_QUEUE_MONTH = 5 * 3 * 60 * 24 * 30;
  * "At 1,769 MB, a function has the equivalent of one vCPU", and CPU is allocated in proportion to memory.
  * https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html
  */
-export const MB_PER_VCPU = 1769;
+const MB_PER_VCPU = 1769;
 
 /** The share of one vCPU a function of `memoryMb` runs on (a Node function uses one thread: at most 1). */
 export const vcpuShare = (memoryMb: number): number => Math.min(1, memoryMb / MB_PER_VCPU);
@@ -126,7 +126,7 @@ export const BYTES_PER_GB = 1024 ** 3;
  * `platform.report` (with the X-Ray fields, tracing being active). Sized from these representative
  * records, not captured: Lambda writes them, not the function.
  */
-export const PLATFORM_RECORDS_PER_INVOCATION = [
+const PLATFORM_RECORDS_PER_INVOCATION = [
   '{"time":"2026-12-02T12:00:00.000Z","type":"platform.start","record":{"requestId":"6f7f0961-5c6b-4a79-8a2f-0c4f4b5c1d2e","version":"$LATEST"}}',
   '{"time":"2026-12-02T12:00:00.120Z","type":"platform.report","record":{"requestId":"6f7f0961-5c6b-4a79-8a2f-0c4f4b5c1d2e","metrics":{"durationMs":118.42,"billedDurationMs":119,"memorySizeMB":512,"maxMemoryUsedMB":118},"tracing":{"spanId":"54565fb41ac79632","type":"X-Amzn-Trace-Id","value":"Root=1-674db3a0-0b2c1d3e4f5a6b7c8d9e0f1a;Parent=54565fb41ac79632;Sampled=1"},"status":"success"}}',
 ] as const;
@@ -154,3 +154,10 @@ export const recordsPerInvocation = (
   recordsPerSecond: number,
   source: { batchSize: number; maxBatchingWindowSeconds: number },
 ): number => Math.max(1, Math.min(source.batchSize, recordsPerSecond * source.maxBatchingWindowSeconds));
+
+/** `items` in consecutive groups of `size` (the last may be shorter): event-source batches, request chunks. */
+export const chunked = <T>(items: readonly T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+};

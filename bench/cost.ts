@@ -8,6 +8,7 @@
 import {
   BYTES_PER_GB,
   billedGbSeconds,
+  chunked,
   estimatedLambdaMs,
   platformLogBytesPerInvocation,
   SQS_IDLE_RECEIVES_PER_QUEUE_MONTH,
@@ -31,7 +32,7 @@ export interface CostBreakdown {
   byService: Readonly<Record<string, number>>;
 }
 
-export const zeroUnits = (): Record<CostItem, number> =>
+const zeroUnits = (): Record<CostItem, number> =>
   Object.fromEntries(COST_ITEMS.map((k) => [k, 0])) as Record<CostItem, number>;
 
 export const costPerMillion = (units: UnitsPerNotification): CostBreakdown => {
@@ -67,12 +68,6 @@ const perInvocationGbSeconds = (m: CostMeasurement, f: CostFunction): number =>
     0,
   );
 
-const chunked = (items: readonly number[], size: number): number[][] => {
-  const out: number[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-};
-
 export interface FunctionCost {
   invocationsPerNotification: number;
   gbSecondsPerNotification: number;
@@ -89,7 +84,7 @@ const median = (xs: number[]): number => {
 };
 
 /** Per function, per notification: invocations, GB-s and log bytes (reconcile: its schedule's share). */
-export const functionCosts = (
+const functionCosts = (
   m: CostMeasurement,
   shape: DeploymentShape,
 ): Record<CostFunction, FunctionCost> => {

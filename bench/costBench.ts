@@ -18,7 +18,13 @@ import { localLambdaContext } from '../lib/local/lambdaContext.js';
 import { stopChildProcess } from '../lib/local/processes.js';
 import { LOCAL_CONTENT_HASH_KEY } from '../lib/secrets/contentHashKey.js';
 import { labelKeyOf, sealLabel } from '../lib/transports/labels.js';
-import { billedReadUnits, logEventBytes, type ReadRequestLog, recordsPerInvocation } from './billing.js';
+import {
+  billedReadUnits,
+  chunked,
+  logEventBytes,
+  type ReadRequestLog,
+  recordsPerInvocation,
+} from './billing.js';
 import type { DynamoTotals } from './capacityProxy.js';
 import { REPO_ROOT, resetIntentBody } from './stack.js';
 
@@ -148,12 +154,6 @@ const sqsRecord = (body: string, id: string, queue: string): SQSRecord => ({
   awsRegion: 'us-east-1',
 });
 
-const chunks = <T>(items: readonly T[], size: number): T[][] => {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-};
-
 interface MeterProcess {
   child: ChildProcess;
   control: string;
@@ -205,6 +205,13 @@ class LogCapture {
     return this.lines;
   }
 }
+
+/** A log line as the results may keep it: 200 characters, email addresses and long digit runs masked. */
+export const maskedLine = (line: string): string =>
+  line
+    .slice(0, 200)
+    .replace(/[^\s@"'<>]+@[^\s@"'<>]+/g, '<address>')
+    .replace(/\+?\d[\d ]{6,}\d/g, '<number>');
 
 /** A function's measurement before its first invocation (also the tests' starting point). */
 export const emptyFunction = (memoryMb: number): FunctionMeasurement => ({
@@ -334,7 +341,8 @@ export const measureCostPhase = async (options: CostBenchOptions): Promise<CostM
               continue;
             }
             const level = String(parsed?.level ?? 'unstructured');
-            if (!parsed && m.unstructured.length < 3) m.unstructured.push(line.slice(0, 200));
+            // Kept in the committed results (bench/results/cost.json): never an address or a number as logged.
+            if (!parsed && m.unstructured.length < 3) m.unstructured.push(maskedLine(line));
             m.logLinesByLevel[level] = (m.logLinesByLevel[level] ?? 0) + 1;
             const message = String(parsed?.message ?? line.slice(0, 80));
             if (level === 'INFO' && !m.infoMessages.includes(message)) m.infoMessages.push(message);
@@ -413,7 +421,7 @@ export const measureCostPhase = async (options: CostBenchOptions): Promise<CostM
       ...rows.map((row) => sesQueueBody(row, 'Send', ++seq)),
       ...rows.map((row) => sesQueueBody(row, 'Delivery', ++seq)),
     ];
-    for (const [k, group] of chunks(evidenceBodies, evidenceBatch).entries()) {
+    for (const [k, group] of chunked(evidenceBodies, evidenceBatch).entries()) {
       const event: SQSEvent = {
         Records: group.map((body, i) => sqsRecord(body, `ev-${k}-${i}`, 'evidence')),
       };
@@ -439,13 +447,13 @@ export const measureCostPhase = async (options: CostBenchOptions): Promise<CostM
     const archiveBatch = Math.round(
       recordsPerInvocation(perSecond * recordsPerNotification, options.sources.archive),
     );
-    for (const group of chunks(streamRecords, outcomesBatch)) {
+    for (const group of chunked(streamRecords, outcomesBatch)) {
       const out = await invoke('outcomes', group.length, () =>
         outcomesEntry.handler({ Records: group }, context('outcomes')),
       );
       if (out.batchItemFailures.length) throw new Error('cost phase: outcome events batch had failures');
     }
-    for (const group of chunks(streamRecords, archiveBatch)) {
+    for (const group of chunked(streamRecords, archiveBatch)) {
       const out = await invoke('archive', group.length, () =>
         archiveEntry.handler({ Records: group }, context('archive')),
       );

@@ -27,7 +27,7 @@ const LABELS: Record<CostItem, string> = {
 const usd = (v: number) => `$${v.toFixed(3)}`;
 const num = (v: number) => (v === 0 ? '0' : v >= 0.01 ? String(Number(v.toFixed(4))) : v.toExponential(2));
 
-export const verdictLine = (label: string, value: number): string =>
+const verdictLine = (label: string, value: number): string =>
   `${value <= COST_GOAL_PER_MILLION ? 'PASS' : 'MISS'}  ${label}: $${value.toFixed(3)} per million (goal <= $${COST_GOAL_PER_MILLION})`;
 
 /** The tables `npm run bench:cost` prints and the README's cost section carries. */

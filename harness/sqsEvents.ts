@@ -24,7 +24,7 @@ export interface SqsRecordInput {
 }
 
 /** The intake queue's ARN in the local account (the handler reads no part of it). */
-export const LOCAL_INTAKE_ARN = 'arn:aws:sqs:us-east-1:000000000000:intake';
+const LOCAL_INTAKE_ARN = 'arn:aws:sqs:us-east-1:000000000000:intake';
 
 export const sqsRecord = (input: SqsRecordInput): SQSRecord => {
   const now = input.now ?? Date.now();

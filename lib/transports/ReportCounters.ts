@@ -47,7 +47,9 @@ export class DynamoReportCounters implements ReportCounterStore {
   }
 
   async read(provider: string, buckets: readonly number[]): Promise<ReportTally[]> {
-    // A few small items per provider per run (20 for the default 30-minute window and 10-minute lag).
+    // A few small items per provider per run (20 for the default 30-minute window and 10-minute lag), read
+    // in parallel with GetItem, which the reconcile role has: a BatchGetItem would need its own grant for
+    // one call every five minutes.
     return Promise.all(
       buckets.map(async (bucket) => {
         const out = await this.client.send(

@@ -42,7 +42,7 @@ export class ReportLagJudge {
       const since = view.history.at(-1)?.at ?? 0;
       const buckets = bucketsToJudge(this.deps.now(), this.deps.settings, since);
       const judgement = judgeReports(await this.deps.counters.read(provider, buckets), this.deps.settings);
-      const opened = judgement.slow ? await this.deps.circuits.open(provider, judgement.reason) : false;
+      const opened = judgement.slow ? await this.deps.circuits.open(provider, judgement.reason, view) : false;
       if (judgement.slow)
         this.deps.logger?.warn('provider delivery reports fall behind', { provider, ...judgement, opened });
       out.push({ provider, state: view.state, judgement, opened });

@@ -1,13 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetByPk } from '../aws/batchGet.js';
 import { type Config, type ProviderCircuitSettings, providersOf } from '../config.js';
-import { SendproofError } from '../domain/errors.js';
 import type { MetricsSink, RunLogger } from '../observability.js';
 import { NEVER_LEFT_REASONS } from './classify.js';
 import type { SendResult } from './port.js';
@@ -132,13 +126,10 @@ export const failoverChainsOf = (
     }))
     .filter((chain) => chain.providers.length > 1);
 
-/** BatchGetItem takes at most 100 keys per request; a channel lists at most 4 providers. */
-const BATCH_KEYS = 100;
-
 /**
  * The circuits of the named providers (one entry each, in the order asked, a provider with no item is
  * closed): one strongly consistent BatchGetItem of their `health#` items, never a Scan of the ledger.
- * For `sendproof stats` and the console's circuits panel.
+ * For `sendproof stats`, the console's circuits panel and the report-lag judgement.
  */
 export const readCircuits = async (
   client: DynamoDBDocumentClient,
@@ -146,28 +137,7 @@ export const readCircuits = async (
   providers: readonly string[],
 ): Promise<CircuitView[]> => {
   const names = [...new Set(providers)];
-  const found = new Map<string, Record<string, unknown>>();
-  for (let i = 0; i < names.length; i += BATCH_KEYS) {
-    let keys: Array<Record<string, unknown>> | undefined = names
-      .slice(i, i + BATCH_KEYS)
-      .map((p) => ({ pk: healthKey(p) }));
-    // Unprocessed keys (throttling) are asked again; a few rounds, then the read fails loudly.
-    for (let round = 0; keys && keys.length > 0; round += 1) {
-      if (round === 5)
-        throw new SendproofError(
-          'retryable',
-          'circuits_unprocessed',
-          'provider circuits: BatchGetItem left keys unprocessed 5 times',
-        );
-      const out: BatchGetCommandOutput = await client.send(
-        new BatchGetCommand({
-          RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } },
-        }),
-      );
-      for (const item of out.Responses?.[tableName] ?? []) found.set(String(item.pk), item);
-      keys = out.UnprocessedKeys?.[tableName]?.Keys;
-    }
-  }
+  const found = await batchGetByPk(client, tableName, names.map(healthKey), { consistentRead: true });
   return names.map((p) => circuitViewOf(p, found.get(healthKey(p))));
 };
 
@@ -263,11 +233,12 @@ export class ProviderHealth implements ProviderCircuits {
    * provider's delivery reports fall behind (lib/transports/ReportLagJudge.ts). The same opening as the
    * failure counter's: conditioned on the version read (one writer records it, one history entry, one
    * ProviderCircuitOpened), open for `openSeconds`, then half-open with a probe as usual. An open or
-   * half-open circuit is left as it is. Returns whether this call opened it.
+   * half-open circuit is left as it is. `known`: the view the caller just read (its version conditions
+   * the write, so a stale one only loses the race). Returns whether this call opened it.
    */
-  async open(provider: string, why: string): Promise<boolean> {
+  async open(provider: string, why: string, known?: CircuitView): Promise<boolean> {
     const now = this.deps.now();
-    const view = await this.read(provider);
+    const view = known ?? (await this.read(provider));
     if (view.state !== 'closed') return false;
     const opened = await this.transition(view, 'open', why, now, {
       openUntil: now + this.deps.settings.openSeconds * 1000,

@@ -125,8 +125,8 @@ describe('failover providers in the CDK app (issue 29)', () => {
   });
 
   it('allows the report commands as lib/aws/commandLog.ts records them (test/integration/dispatch/reportLag.test.ts), and no row write by the outcomes consumer', () => {
-    // Prepare: the failover roles, as test/infra/iamCommands.test.ts reads them (that suite synthesizes
-    // no failover, so the counters are held to these roles here).
+    // Prepare: the failover roles, as test/infra/iamCommands.test.ts reads them. That suite holds the
+    // recorded commands to a stack with email failover; this one also says what the roles must refuse.
     const ctx = { region: 'eu-west-1', account: '111122223333' };
     const deployed = (name: string, fn: typeof stack.ledger.dispatcher.function): DeployedFunction => {
       const roleId = stack.getLogicalId(fn.role.node.defaultChild as never);

@@ -27,6 +27,7 @@ import {
   type CostMeasurement,
   emptyFunction,
   type FunctionMeasurement,
+  maskedLine,
 } from '../../../bench/costBench.js';
 import { COST_ITEMS, PRICES } from '../../../bench/prices.js';
 
@@ -253,5 +254,15 @@ describe('the price table and the mix', () => {
     );
     // A retry is another delivery: ChangeMessageVisibility and its share of the event source's requests.
     expect(extras.retry.sqsRequest).toBeCloseTo(1 + 2 / 10, 9);
+  });
+});
+
+describe('what the committed cost results keep of a log line', () => {
+  it('masks addresses and phone numbers in an unstructured line', () => {
+    // Act
+    const kept = maskedLine('ERROR send to p7@example.test failed; sms +44 7700 900123 retried');
+    // Assess
+    expect(kept).toBe('ERROR send to <address> failed; sms <number> retried');
+    expect(maskedLine('x'.repeat(300))).toHaveLength(200);
   });
 });
