@@ -466,15 +466,15 @@ export const renderBenchmarkDoc = (results: BenchResults, chartPath?: string): s
     '',
     '## Latest run',
     '',
-    `- Date: $results.finishedAt`,
-    `- Command: \`$results.command\` ($results.mode, $Math.round(results.durationMs / 1000)s)`,
-    `- Machine: $m.nproccores (${m.cpuModel}), $m.memoryMbMB memory, $m.platform`,
-    `- Node $m.node; Java $m.java`,
-    `- Load average at start (1/5/15 min): $m.loadAverage.map((v) => v.toFixed(2)).join(' / ')— the machine is shared`,
+    `- Date: ${results.finishedAt}`,
+    `- Command: \`${results.command}\` (${results.mode}, ${Math.round(results.durationMs / 1000)} s)`,
+    `- Machine: ${m.nproc} cores (${m.cpuModel}), ${m.memoryMb} MB memory, ${m.platform}`,
+    `- Node ${m.node}; Java ${m.java}`,
+    `- Load average at start (1/5/15 min): ${m.loadAverage.map((v) => v.toFixed(2)).join(' / ')} — the machine is shared`,
     '',
     renderSummary(results),
     '',
-    ...(chartPath ? [`![write units per notification]($chartPath)`, ''] : []),
+    ...(chartPath ? [`![write units per notification](${chartPath})`, ''] : []),
   ].join('\n');
 };
 

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { cell, renderBarChart, renderTable } from '../../../bench/report.js';
+import { cell, renderBarChart, renderBenchmarkDoc, renderTable } from '../../../bench/report.js';
+import type { BenchResults } from '../../../bench/results.js';
 
 describe('bench report: tables', () => {
   it('pads columns to one width and right-aligns columns whose cells are all numbers', () => {
@@ -54,5 +56,21 @@ describe('bench report: chart', () => {
     expect(svg).toContain('transact &amp; history');
     const widths = [...svg.matchAll(/<rect [^>]*width="(\d+)"/g)].map((m) => Number(m[1]));
     expect(widths).toEqual([90, 360, 0]);
+  });
+});
+
+describe('bench report: the benchmark document', () => {
+  // The committed results of the last full run: the document is rendered from exactly this shape.
+  const results = JSON.parse(
+    readFileSync(new URL('../../../bench/results/latest.json', import.meta.url), 'utf8'),
+  ) as BenchResults;
+
+  it('fills in the run, the machine and the chart instead of printing their expressions', () => {
+    const doc = renderBenchmarkDoc(results, 'results/latest.svg');
+    expect(doc).toContain(`- Date: ${results.finishedAt}`);
+    expect(doc).toContain(`${results.machine.nproc} cores`);
+    expect(doc).toContain('![write units per notification](results/latest.svg)');
+    // A template literal that lost its braces prints `$name.field` verbatim.
+    expect(doc).not.toMatch(/\$[A-Za-z_][\w]*\.[A-Za-z_]/);
   });
 });
