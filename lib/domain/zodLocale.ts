@@ -1,4 +1,4 @@
-import { en } from 'zod/locales';
+import en from 'zod/v4/locales/en.js';
 import { config } from 'zod/mini';
 
 /**
