@@ -12,6 +12,7 @@ import { type CostItem, PRICES } from './cost.js';
  *   per notification  = Σ purpose share × channel share × the measured kind (email, SMS with a breaker,
  *                       cancellable receipt) + Σ rate × (faulted kind − happy email)   [retry, unknown, bounce]
  *   DynamoDB          = rate × per notification + dispatcher invocations × gate-facts read per batch
+ *                       + Σ transports min(records, environments × refreshes/s) × hold-gate reads per refresh
  *                       + reconcile runs × the idle run + pushed events × the protocol floor's per event
  *   invocations       = first deliveries ÷ max(publish batch, fill) + redeliveries ÷ fill, where the fill
  *                       is what arrives per poller during one batch's cycle (1 … batch size)
@@ -231,6 +232,36 @@ const sumUse = (...uses: UseByResource[]): UseByResource => {
   return out;
 };
 
+/**
+ * The transport-hold gate's reads per second (lib/dispatch/gateReads.ts `admit` → lib/rate/TransportHolds.ts
+ * `check`): a strongly consistent GetItem of `hold#<transport>` before each provider call, which a clear
+ * answer caches per process for `refreshMs`. So it is paid per dispatcher environment, per transport, per
+ * refresh — `readsPerRefresh` reads each (every record that checks while the cache is stale reads; measured)
+ * — not per record; an environment that sees fewer records than refreshes reads once per record at most.
+ * Email and SMS are one transport each, or one between them (`transports: shared`, the harness's simulator).
+ */
+export const holdGateReads = (
+  costs: CapacityCosts,
+  d: Deployment,
+  deliveriesPerSecond: number,
+  n: Pick<NotificationCost, 'emailShare' | 'smsShare'>,
+  environments: number,
+): number => {
+  const hold = costs.holdCheck;
+  if (!hold) return 0;
+  const streams =
+    d.transports === 'shared'
+      ? [deliveriesPerSecond]
+      : [deliveriesPerSecond * n.emailShare, deliveriesPerSecond * n.smsShare];
+  const refreshesPerEnvironment = 1000 / hold.refreshMs;
+  return streams
+    .filter((records) => records > 0)
+    .reduce((sum, records) => {
+      const refreshes = Math.min(records, environments * refreshesPerEnvironment);
+      return sum + Math.min(records, refreshes * hold.readsPerRefresh);
+    }, 0);
+};
+
 // ── the model at one rate ──────────────────────────────────────────────────────────────────────────
 
 export interface FunctionLoad {
@@ -318,7 +349,15 @@ export const modelAt = (
   const b = invocations > 0 ? deliveries / invocations : 1;
   const dispatchDurationMs = lambda.pollOverheadMs + Math.ceil(b / lambda.recordConcurrency) * dispatchMs;
   const dispatchConcurrency = (invocations * dispatchDurationMs) / 1000;
-  const dispatchUse = sumUse(scaleUse(n.dispatch, rate), scaleUse(costs.perBatch, invocations));
+  const holdReads = holdGateReads(costs, d, deliveries, n, Math.max(1, dispatchConcurrency));
+  const dispatchUse = sumUse(scaleUse(n.dispatch, rate), scaleUse(costs.perBatch, invocations), {
+    ledger: {
+      readUnits: holdReads * (costs.holdCheck?.readUnitsPerRead ?? 0),
+      writeUnits: 0,
+      readRequests: holdReads,
+      writeRequests: 0,
+    },
+  });
 
   // Reconcile: the fixed run, the rows it visits, the pages they take.
   const runsPerSecond = options.runsPerSecond ?? 1 / d.reconcile.periodSeconds;
