@@ -114,6 +114,31 @@ export interface Pipeline {
   stop(): Promise<void>;
 }
 
+/**
+ * Reconcile runs, each just past the earliest seal's due time (at least half a second apart: a seal the
+ * sweep re-armed waits again), until no seal is left or `timeoutMs` has passed; returns the seals left.
+ */
+export const drainSealsWith = async (
+  io: {
+    seals: () => Promise<ReadonlyArray<{ dueAt: number }>>;
+    run: () => Promise<void>;
+    sleep: (ms: number) => Promise<unknown>;
+    now: () => number;
+  },
+  timeoutMs: number,
+): Promise<number> => {
+  const deadline = io.now() + timeoutMs;
+  for (;;) {
+    const seals = await io.seals();
+    const next = seals[0];
+    if (!next) return 0;
+    if (io.now() >= deadline) return seals.length;
+    const wait = Math.max(500, next.dueAt - io.now() + 100);
+    await io.sleep(Math.min(wait, Math.max(0, deadline - io.now())));
+    await io.run();
+  }
+};
+
 let started = false;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -319,20 +344,17 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
           await reconciling;
         };
       },
-      drainSeals: async (timeoutMs) => {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          // Every seal, due or not (unmetered: the harness's own read), earliest due first.
-          const { items } = await ledger.listDue(Number.MAX_SAFE_INTEGER, { limit: 100 });
-          const next = items[0];
-          if (!next) return 0;
-          if (Date.now() >= deadline) return items.length;
-          // Just past its due time (at least half a second between runs: a re-armed seal waits again).
-          const wait = Math.max(500, next.dueAt - Date.now() + 100);
-          await sleep(Math.min(wait, Math.max(0, deadline - Date.now())));
-          await reconcileRun();
-        }
-      },
+      drainSeals: (timeoutMs) =>
+        drainSealsWith(
+          {
+            // Every seal, due or not (unmetered: the harness's own read), earliest due first.
+            seals: async () => (await ledger.listDue(Number.MAX_SAFE_INTEGER, { limit: 100 })).items,
+            run: reconcileRun,
+            sleep,
+            now: Date.now,
+          },
+          timeoutMs,
+        ),
       settle: async (keys, timeoutMs) => {
         const deadline = Date.now() + timeoutMs;
         for (;;) {
