@@ -11,6 +11,7 @@ import { type CostItem, PRICES } from './cost.js';
  *
  *   per notification  = Σ purpose share × channel share × the measured kind (email, SMS with a breaker,
  *                       cancellable receipt) + Σ rate × (faulted kind − happy email)   [retry, unknown, bounce]
+ *                       + Σ rate × extra provider calls × cancellable email share × the cancel-marker read
  *   DynamoDB          = rate × per notification + dispatcher invocations × gate-facts read per batch
  *                       + Σ transports min(records, environments × refreshes/s) × hold-gate reads per refresh
  *                       + reconcile runs × the idle run + pushed events × the protocol floor's per event
@@ -137,6 +138,27 @@ export const perNotification = (costs: CapacityCosts, mix: Mix, deployment: Depl
       if (extra) axpy(total, minus(v[extra], happy), w);
     }
   for (const k of ['retry', 'unknown', 'bounce'] as const) axpy(total, minus(v[k], happy), mix.rates[k]);
+  // A cancellable purpose reads its cancel marker (strongly consistent) after every `dispatching` write,
+  // before each provider call (lib/dispatch/phases/confirm.ts): the extra calls of a retry or a replay read
+  // it again. The faulted kinds are measured on plain emails, so that read is added for the cancellable
+  // share of the emails they stand for: the receipt's extra read × each fault's extra provider calls.
+  const cancellableEmail = mix.purposes.reduce(
+    (sum, p) => sum + (p.cancellable ? p.share * (p.channels.email ?? 0) : 0),
+    0,
+  );
+  if (cancellableEmail > 0 && emailShare > 0) {
+    const marker = minus(v.receipt, happy);
+    const extraCalls = (['retry', 'unknown', 'bounce'] as const).reduce(
+      (sum, k) =>
+        sum + mix.rates[k] * Math.max(0, (v[k].providerRequests ?? 0) - (happy.providerRequests ?? 0)),
+      0,
+    );
+    const reread = extraCalls * (cancellableEmail / emailShare);
+    for (const f of ['readUnits', 'readRequests'] as const) {
+      const key = `dispatch|ledger|${f}`;
+      total[key] = (total[key] ?? 0) + reread * (marker[key] ?? 0);
+    }
+  }
 
   const events = total.events ?? 0;
   let reconcile = useOf(total, 'reconcile');

@@ -98,14 +98,29 @@ describe('per-notification composition', () => {
     const n = perNotification(COSTS, mix, mix.deployment);
     // ledger WCU: 0.5 × 2 (receipt) + 0.5 × 3.2 (SMS with a breaker) + 0.1 × (5 − 2) (retry's extra) = 2.9
     expect(n.dispatch.ledger!.writeUnits).toBeCloseTo(2.9, 10);
-    // ledger RCU: 0.5 × 1 (the receipt's cancel-marker read)
-    expect(n.dispatch.ledger!.readUnits).toBeCloseTo(0.5, 10);
+    // ledger RCU: 0.5 × 1 (the receipt's cancel-marker read) + 0.1 retries × 1 extra call × 1 (every
+    // email here is a cancellable receipt) × 1, the marker read again before the retry's call
+    expect(n.dispatch.ledger!.readUnits).toBeCloseTo(0.6, 10);
     // the retry's attention writes: 0.1 × 2; its provider request: 1 + 0.1 × (2 − 1)
     expect(n.dispatch['ledger/attention']!.writeUnits).toBeCloseTo(0.2, 10);
     expect(n.providerRequests).toBeCloseTo(1.1, 10);
     expect(n.transitions).toBeCloseTo(2.2, 10);
     expect(n.attentionWritesByState).toEqual({ retry_wait: 0.1, left: 0.1 });
     expect([n.emailShare, n.smsShare]).toEqual([0.5, 0.5]);
+  });
+
+  it('a fault’s extra provider call on a cancellable email reads the cancel marker again', () => {
+    const mix = mixOf({
+      purposes: [
+        { purpose: 'receipt', share: 0.5, channels: { email: 1 }, cancellable: true },
+        { purpose: 'password-reset', share: 0.5, channels: { email: 1 } },
+      ],
+      rates: { retry: 0.1, unknown: 0, bounce: 0 },
+    });
+    const n = perNotification(COSTS, mix, mix.deployment);
+    // 0.5 × 1 (each receipt's marker read) + 0.1 retries × 1 extra call × 0.5 cancellable × 1 read
+    expect(n.dispatch.ledger!.readUnits).toBeCloseTo(0.55, 10);
+    expect(n.dispatch.ledger!.readRequests).toBeCloseTo(0.55, 10);
   });
 
   it('pushed evidence: the pull feed’s per-event work leaves the reconcile function, the floor’s per event is the evidence function’s', () => {
