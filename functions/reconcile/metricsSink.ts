@@ -27,7 +27,10 @@ export const powertoolsSink = (metrics: Metrics): ReconcileMetricsSink => ({
     const entries = Object.entries(dimensions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const key = JSON.stringify([name, entries]);
     let pending = pendingOf.get(metrics);
-    if (!pending) pendingOf.set(metrics, (pending = new Map()));
+    if (!pending) {
+      pending = new Map();
+      pendingOf.set(metrics, pending);
+    }
     const sum = pending.get(key);
     if (sum) sum.value += value;
     else pending.set(key, { name, dimensions: Object.fromEntries(entries), value });
