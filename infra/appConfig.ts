@@ -90,7 +90,7 @@ const ContextSchema = z.object({
   attentionShards: z.coerce.number().int().optional(),
   attachmentsBucket: z.string().optional(),
   attachmentsPrefix: z.string().optional(),
-  providerCircuit: jsonish(ProviderCircuitFields.partial()).optional(),
+  providerCircuit: jsonish(z.strictObject(ProviderCircuitFields.shape).partial()).optional(),
   tracing: jsonish(z.boolean()).default(true),
 });
 

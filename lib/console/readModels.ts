@@ -28,7 +28,7 @@ const AttentionQuery = z.strictObject({
   list: z.enum(ATTENTION_LISTS),
   tenant: z.string().max(128).optional(),
   purpose: z.string().max(128).optional(),
-  channel: ChannelSchema.optional(),
+  channel: z.optional(ChannelSchema),
   minAgeSeconds: z.coerce
     .number()
     .int()
@@ -50,7 +50,7 @@ const TimelineQuery = z.strictObject({ key: z.string().min(1).max(1024) });
 
 /** The tenant whose figures the overview shows (the archive is partitioned by tenant). */
 const OverviewQuery = z.strictObject({
-  tenant: IdentifierSchema.optional(),
+  tenant: z.optional(IdentifierSchema),
   bucket: z.enum(['hour', 'day']).default('day'),
 });
 

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 
 /**
  * What the intake queue carries: a caller's intent (any JSON the intent schema judges), or a resume
@@ -18,14 +19,14 @@ export const RESUME_MARKER = 'sendproof.resume/v1';
 
 const ResumeSchema = z.strictObject({
   type: z.literal(RESUME_MARKER),
-  logicalKey: z.string().min(3).max(2048),
-  resend: z
-    .strictObject({
-      dedupeKey: z.string().min(3).max(2048),
-      decisionId: z.string().min(1).max(128),
+  logicalKey: z.string().check(z.minLength(3), z.maxLength(2048)),
+  resend: z.optional(
+    z.strictObject({
+      dedupeKey: z.string().check(z.minLength(3), z.maxLength(2048)),
+      decisionId: z.string().check(z.minLength(1), z.maxLength(128)),
       channel: z.enum(['email', 'sms']),
-    })
-    .optional(),
+    }),
+  ),
 });
 
 export const resumeMessage = (logicalKey: string, resend?: ResendOrder): string =>

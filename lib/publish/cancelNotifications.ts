@@ -15,13 +15,13 @@ const LOOKS_LIKE_EMAIL = /[^\s@]+@[^\s@]+\.[^\s@]+/;
 const LOOKS_LIKE_PHONE = /\+\d[\d\s().-]{6,}\d|\d{10,}/;
 
 export const CancelRequestSchema = z.strictObject({
-  tenant: IdentifierSchema.default('default'),
+  tenant: z._default(IdentifierSchema, 'default'),
   /** The business event whose notifications are withdrawn (every recipient of a fan-out). */
   eventId: IdentifierSchema,
   /** Absent: every cancellable purpose of the event. */
   purpose: z.string().min(1).max(48).optional(),
   /** Absent: every channel. */
-  channel: ChannelSchema.optional(),
+  channel: z.optional(ChannelSchema),
   reason: z
     .string()
     .trim()
