@@ -63,7 +63,15 @@ export const ENV = {
   region: 'AWS_REGION',
 } as const;
 
+// Settings of one shape share one schema instance (schemas are immutable; an issue's path is the key's):
+// every instance built is module-init time at every cold start.
 const optionalUrl = z.optional(z.url());
+const optionalString = z.optional(z.string());
+const optionalArn = z.optional(z.string().check(z.startsWith('arn:')));
+/** A table or bucket name. */
+const optionalResourceName = z.optional(z.string().check(z.minLength(3)));
+const optionalNonEmpty = z.optional(z.string().check(z.minLength(1)));
+const optionalPort = z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(65_535)));
 
 /**
  * A custom issue from a transform, as classic zod's `ctx.addIssue({ code: 'custom', message })` made it
@@ -84,7 +92,7 @@ export const SMS_TRANSPORTS = ['sms-v2', 'simulator', 'rest', 'twilio'] as const
  */
 const providerList = <T extends string>(names: readonly [T, ...T[]]) =>
   z.pipe(
-    z.optional(z.string()),
+    optionalString,
     z.transform((raw, ctx) => {
       if (raw === undefined) return undefined;
       const trimmed = raw.trim();
@@ -141,21 +149,21 @@ export const ProviderCircuitSchema = ProviderCircuitFields.check(
 export type ProviderCircuitSettings = z.output<typeof ProviderCircuitSchema>;
 
 export const ConfigSchema = z.object({
-  ledgerTable: z.optional(z.string().check(z.minLength(3))),
-  suppressionTable: z.optional(z.string().check(z.minLength(3))),
-  archiveBucket: z.optional(z.string().check(z.minLength(3))),
-  archiveMirrorDir: z.optional(z.string()),
+  ledgerTable: optionalResourceName,
+  suppressionTable: optionalResourceName,
+  archiveBucket: optionalResourceName,
+  archiveMirrorDir: optionalString,
   /** Object Lock days for a purpose that names no `archiveRetentionDays` (the bucket default). */
   archiveRetentionDays: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(36_500))),
   /** The archiver's on-failure destination (SQS): batches given up after the retries, for the backfill. */
   archiveFailuresUrl: optionalUrl,
   /** KMS asymmetric key (RSA, SIGN_VERIFY) that signs the archive digests. */
-  digestKeyId: z.optional(z.string().check(z.minLength(1))),
+  digestKeyId: optionalNonEmpty,
   queueUrl: optionalUrl,
   dlqUrl: optionalUrl,
   /** Local/dev only; in AWS the key comes from Secrets Manager (contentHashSecretArn). */
   contentHashKey: z.optional(z.string().check(z.minLength(16))),
-  contentHashSecretArn: z.optional(z.string().check(z.startsWith('arn:'))),
+  contentHashSecretArn: optionalArn,
   emailTransport: z._default(z.enum(EMAIL_TRANSPORTS), 'ses'),
   smsTransport: z._default(z.enum(SMS_TRANSPORTS), 'simulator'),
   /** Ordered email providers (failover); absent: `emailTransport` alone. Its first entry is the primary. */
@@ -164,7 +172,7 @@ export const ConfigSchema = z.object({
   smsProviders: providerList(SMS_TRANSPORTS),
   /** Provider circuit settings (JSON, ProviderCircuitSchema); absent: the defaults. */
   providerCircuit: z.pipe(
-    z.optional(z.string()),
+    optionalString,
     z.transform((raw, ctx) => {
       let value: unknown = {};
       try {
@@ -183,9 +191,9 @@ export const ConfigSchema = z.object({
     }),
   ),
   emailFrom: z._default(z.string().check(z.minLength(3)), 'no-reply@sendproof.local'),
-  sesConfigurationSet: z.optional(z.string()),
-  smsOriginationIdentity: z.optional(z.string()),
-  smsConfigurationSet: z.optional(z.string()),
+  sesConfigurationSet: optionalString,
+  smsOriginationIdentity: optionalString,
+  smsConfigurationSet: optionalString,
   restBaseUrl: optionalUrl,
   /**
    * How long the REST provider (and the simulator) remembers an Idempotency-Key. The replay window is
@@ -197,9 +205,9 @@ export const ConfigSchema = z.object({
     z.coerce.number().check(z.int(), z.gte(120), z.lte(30 * 86_400)),
     86_400,
   ),
-  providerSecretArn: z.optional(z.string().check(z.startsWith('arn:'))),
+  providerSecretArn: optionalArn,
   /** KMS key that seals parked intents (AWS Encryption SDK). */
-  sealKeyArn: z.optional(z.string().check(z.startsWith('arn:'))),
+  sealKeyArn: optionalArn,
   /** Local/dev only: a base64 32-byte AES key for the raw AES keyring. */
   sealLocalKey: z.optional(
     z.string().check(z.refine((v) => Buffer.from(v, 'base64').byteLength === 32, 'must be 32 bytes, base64')),
@@ -209,30 +217,30 @@ export const ConfigSchema = z.object({
   /** How long after a parked message's due time the sweep looks (the queue message normally comes first). */
   parkGraceSeconds: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(43_200))),
   /** Webhook signing secrets (JSON `{ resend?, twilio?, sendgrid? }`) in Secrets Manager. */
-  webhookSecretArn: z.optional(z.string().check(z.startsWith('arn:'))),
+  webhookSecretArn: optionalArn,
   /** Local/dev only: the same JSON inline (the local stack's generated test secrets). */
-  webhookSecrets: z.optional(z.string()),
+  webhookSecrets: optionalString,
   /** The evidence endpoint's Twilio path; the key hash is added as `?k=`. */
   twilioStatusCallbackUrl: optionalUrl,
   /** Local stack only: the port the functions worker serves the evidence endpoint on. */
-  localWebhookPort: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(65_535))),
+  localWebhookPort: optionalPort,
   /** Console in AWS: the archive's Athena workgroup and Glue database for the named audit queries. */
-  athenaWorkGroup: z.optional(z.string().check(z.minLength(1))),
-  athenaDatabase: z.optional(z.string().check(z.minLength(1))),
+  athenaWorkGroup: optionalNonEmpty,
+  athenaDatabase: optionalNonEmpty,
   /** Local stack only: the port of the SES event emitter (lib/local/SesEventEmitter.ts) in front of the inbox. */
-  localSesEmitterPort: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(65_535))),
+  localSesEmitterPort: optionalPort,
   /** Local stack only: aws-ses-v2-local's URL, behind the emitter. */
   localSesUpstream: optionalUrl,
   /** The EventBridge bus outcome events are published to (functions/outcomes). */
   eventBusName: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   /** Local stack only: the local event bus's folder (outcomes.jsonl, dead-letter.jsonl). */
-  localEventsDir: z.optional(z.string()),
+  localEventsDir: optionalString,
   /**
    * Local stack only: caller endpoints the local bus POSTs every event to, as an API destination would:
    * JSON `[{ "url": "http://127.0.0.1:9000/hook", "tenant": "acme-games" }]` (tenant optional: all).
    */
   localEventEndpoints: z.pipe(
-    z.optional(z.string()),
+    optionalString,
     z.transform((raw, ctx) => {
       if (!raw) return [] as Array<{ url: string; tenant?: string }>;
       let value: unknown;
@@ -250,7 +258,7 @@ export const ConfigSchema = z.object({
     }),
   ),
   purposes: z.pipe(
-    z.optional(z.string()),
+    optionalString,
     z.transform((raw, ctx) => {
       if (!raw) return [] as unknown[];
       try {
@@ -265,7 +273,7 @@ export const ConfigSchema = z.object({
   ),
   /** Send pace per transport and quota per tenant (JSON, lib/rate/settings.ts). Absent: no pacing. */
   rateLimits: z.pipe(
-    z.optional(z.string()),
+    optionalString,
     z.transform((raw, ctx) => {
       if (!raw) return undefined;
       try {
@@ -281,7 +289,7 @@ export const ConfigSchema = z.object({
       return z.NEVER;
     }),
   ),
-  templatesDir: z.optional(z.string()),
+  templatesDir: optionalString,
   leaseSeconds: z._default(z.coerce.number().check(z.int(), z.gte(5), z.lte(900)), 90),
   recordConcurrency: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(50)), 5),
   /**

@@ -1,42 +1,19 @@
 import * as z from 'zod/mini';
 import '../domain/zodLocale.js';
-import { IdentifierSchema } from '../domain/intent.js';
+import { IdentifierSchema } from '../domain/identifier.js';
 import { ChannelSchema } from '../domain/purposes.js';
 import { STATES } from '../domain/states.js';
 import { FACTS } from '../evidence/facts.js';
+import {
+  CALLER_FACTS,
+  CALLER_STATES,
+  OUTCOME_EVENT_SCHEMA_VERSION,
+  OUTCOME_EVENT_SOURCE,
+} from './outcomeConstants.js';
 
-/** Bumped when the event's shape changes incompatibly; consumers switch on it. */
-export const OUTCOME_EVENT_SCHEMA_VERSION = 1;
-
-/** EventBridge `source` of every outcome event. */
-export const OUTCOME_EVENT_SOURCE = 'sendproof';
-
-/**
- * The states a calling service is told about. The working states (`claimed`, `dispatching`,
- * `retry_wait`) are the ledger's business: a caller learns where a message went, not how often a worker
- * touched it. `unknown`, `quarantined` and `stalled` are told, because they are where a message waits
- * for evidence or a human.
- */
-export const CALLER_STATES = [
-  'scheduled',
-  'provider_scheduled',
-  'accepted',
-  'rejected',
-  'unknown',
-  'quarantined',
-  'stalled',
-  'expired',
-  'suppressed',
-  'blocked',
-  'invalid',
-  'cancelled',
-  'resolved_accepted',
-  'resolved_rejected',
-  'superseded',
-] as const satisfies readonly (typeof STATES)[number][];
-
-/** Provider facts a caller is told about: all but `sent`, which only repeats `accepted`. */
-export const CALLER_FACTS = FACTS.filter((f) => f !== 'sent');
+// The constants live in outcomeConstants.ts, so the outcomes function (which maps rows to events and never
+// parses one) does not build the schema at its cold start; exported here as before.
+export { CALLER_FACTS, CALLER_STATES, OUTCOME_EVENT_SCHEMA_VERSION, OUTCOME_EVENT_SOURCE };
 
 const nullable = <T extends z.ZodMiniType>(schema: T) => z.nullable(schema);
 
