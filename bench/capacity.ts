@@ -192,9 +192,16 @@ section measured ${costs.source.capacityMeasuredAt} by \`${costs.source.capacity
   reaches DynamoDB through its own metering proxy that asks for \`ReturnConsumedCapacity: INDEXES\`, so
   units are measured per function, per table and per index, with the item sizes the code really writes.
   The gate-facts read of a queue batch and an idle reconcile run (sweep, census, feed cursor, an empty
-  page) are measured apart: they are paid per batch and per run, not per notification.
+  page) are measured apart: they are paid per batch and per run, not per notification. So is the
+  transport-hold gate's read (\`hold#<transport>\`, lib/rate/TransportHolds.ts), which a clear answer
+  caches per process for 5 s. Each kind's run lasts until the sweep has released every seal it wrote
+  (lib/reconcile/Sweeper.ts, a parking grace after the row settled: a DeleteItem on the table and the
+  attention index), so that cost is its own and no seal is left for the next kind or the validation.
 - **Composition**: per notification = Σ purpose share × channel share × its kind + Σ rate × (faulted
-  kind − happy email). Pushed evidence (SES/SMS events through EventBridge to the evidence function, the
+  kind − happy email); a fault's extra provider calls on a cancellable email each read the cancel marker
+  again (lib/dispatch/phases/confirm.ts reads it after every \`dispatching\` write). The hold gate: per
+  dispatcher environment and transport, one refresh per 5 s (at most one per record) × the measured
+  reads per refresh. Pushed evidence (SES/SMS events through EventBridge to the evidence function, the
   AWS default) is costed with the protocol floor's units per event; the harness's own pull feed work is
   taken out of the reconcile function's share.
 - **Lambda** by Little's law: dispatcher invocations = first deliveries ÷ the publisher's batch (a
@@ -227,7 +234,11 @@ What the model does not know: latencies on AWS (DynamoDB Local is slower, so con
 overstated), DynamoDB's minimum charges for empty queries and misses that DynamoDB Local reports as 0
 (the idle run's 50 index queries cost at most 25 read units on AWS), and any provider's behaviour beyond
 the simulator's: an \`unknown\` row here is replayed under the REST convention's key at once, while with
-SES it waits for the Send event (\`unknownWaitRuns\` says how long).
+SES it waits for the Send event (\`unknownWaitRuns\` says how long). Nor does it charge the census's
+head read of each parked shard per run while a seal waits (lib/reconcile/Reconciler.ts
+\`oldestNonTerminalAgeSeconds\`: about 0.5 RCU per non-empty shard per run, for a seal's parking grace),
+which follows runs and shards, not notifications: a few RCU per run at most (the validation's attention
+RCU row, not held).
 
 ## The measured costs
 

@@ -18,7 +18,10 @@ export interface ScenarioCosts {
   description: string;
   /** Records the dispatch function handled per notification (first delivery, redeliveries, resumes). */
   deliveries: number;
-  /** The dispatch function's DynamoDB use per notification, without the per-batch gate-facts read. */
+  /**
+   * The dispatch function's DynamoDB use per notification, without the per-batch gate-facts read and
+   * without the transport-hold gate's reads (paid per environment and refresh: `holdCheck`).
+   */
   dispatch: UseByResource;
   /**
    * The reconcile function's use per notification beyond its fixed per-run work: the pull feed's events
@@ -47,12 +50,40 @@ export interface CapacityCostsResult {
   scenarios: Record<ScenarioName, ScenarioCosts>;
   /** The dispatch function's gate-facts BatchGetItem, per invocation (per queue batch). */
   perBatch: UseByResource;
+  /**
+   * The dispatcher's transport-hold gate (lib/rate/TransportHolds.ts `check`): a strongly consistent
+   * GetItem of `hold#<transport>` that a clear answer caches per process for `refreshMs`. Every record
+   * that checks while the cache is stale reads, so one refresh is `reads ÷ refreshes` reads (a refresh:
+   * the reads of one item less than half a refresh apart), each `readUnits ÷ reads` units.
+   */
+  holdCheck?: { reads: number; refreshes: number; readUnits: number; refreshMs: number };
   /** One reconcile run with nothing to do: the sweep, the census, the feed's cursor, one empty page. */
   perRun: { use: UseByResource; invocations: number; ms: number };
   /** Wall time of the dispatch function per record, and of a reconcile page, in this harness (ms). */
   dispatchMsPerRecord: number;
   reconcileMsPerInvocation: number;
 }
+
+/**
+ * How long the hold gate trusts a clear answer: lib/rate/TransportHolds.ts `check` (`refreshMs ?? 5_000`;
+ * functions/dispatch/index.ts sets none).
+ */
+export const HOLD_REFRESH_MS = 5_000;
+
+/** Reads of one hold item less than half a refresh apart are one refresh (the cache was stale for all). */
+export const holdRefreshes = (
+  reads: ReadonlyArray<{ at: number; key: string }>,
+  refreshMs: number,
+): number => {
+  let refreshes = 0;
+  const last = new Map<string, number>();
+  for (const r of [...reads].sort((a, b) => a.at - b.at)) {
+    const before = last.get(r.key);
+    if (before === undefined || r.at - before > refreshMs / 2) refreshes += 1;
+    last.set(r.key, r.at);
+  }
+  return refreshes;
+};
 
 const reset = BUILT_IN_PURPOSES.find((p) => p.purpose === 'password-reset')!;
 
@@ -135,6 +166,9 @@ const SCENARIOS: Record<ScenarioName, { description: string; body: (id: string, 
   },
 };
 
+/** How long a scenario or a validation run waits for the sweep to release the seals it wrote. */
+export const SEAL_DRAIN_MS = 120_000;
+
 export const destinationOf = (body: string): string => {
   const recipient = (JSON.parse(body) as { recipient: { email?: string; phone?: string } }).recipient;
   return (recipient.email ?? recipient.phone)!;
@@ -206,6 +240,7 @@ export const measureCapacityCosts = async (
 
   const scenarios = {} as Record<ScenarioName, ScenarioCosts>;
   let batchGets: UseByResource = {};
+  const holdCheck = { reads: 0, refreshes: 0, readUnits: 0, refreshMs: HOLD_REFRESH_MS };
   let invocations = 0;
   let records = 0;
   let dispatchMs = 0;
@@ -231,10 +266,25 @@ export const measureCapacityCosts = async (
     }
     // The events that arrived after the last scheduled run.
     await pipeline.reconcileRun();
+    // The sweep releases each seal a parking grace later: part of this kind's cost, not the next one's.
+    const left = await pipeline.drainSeals(SEAL_DRAIN_MS);
+    if (left > 0) progress(`capacity: ${name}: ${left} seal(s) still held after ${SEAL_DRAIN_MS} ms`);
     const s = pipeline.snapshot();
     const n = options.count;
     const runs = s.functions.reconcileRuns;
     const per = (x: number) => Number((x / n).toFixed(4));
+    const holdUnits = s.dispatch.holdReads.reduce((sum, r) => sum + r.readUnits, 0);
+    const holdUse: UseByResource = {
+      ledger: {
+        readUnits: holdUnits,
+        writeUnits: 0,
+        readRequests: s.dispatch.holdReads.length,
+        writeRequests: 0,
+      },
+    };
+    holdCheck.reads += s.dispatch.holdReads.length;
+    holdCheck.refreshes += holdRefreshes(s.dispatch.holdReads, HOLD_REFRESH_MS);
+    holdCheck.readUnits += holdUnits;
     const writesByState: Record<string, number> = {};
     for (const t of [s.dispatch, s.reconcile])
       for (const [state, units] of Object.entries(t.attentionWritesByState))
@@ -243,7 +293,7 @@ export const measureCapacityCosts = async (
     scenarios[name] = {
       description: def.description,
       deliveries: per(s.functions.dispatchRecords),
-      dispatch: round(scaleUse(s.dispatch.byResource, 1 / n)),
+      dispatch: round(scaleUse(subtractUse(s.dispatch.byResource, holdUse), 1 / n)),
       reconcile: round(scaleUse(subtractUse(allOf(s.reconcile), perRun.use, runs), 1 / n)),
       attentionWritesByState: byState,
       sqs: {
@@ -273,6 +323,7 @@ export const measureCapacityCosts = async (
     reconcilePeriodMs: options.periodMs,
     scenarios,
     perBatch: round(scaleUse(batchGets, 1 / Math.max(1, invocations))),
+    holdCheck,
     perRun,
     dispatchMsPerRecord: Number((dispatchMs / Math.max(1, records)).toFixed(2)),
     reconcileMsPerInvocation: Number((reconcileMs / Math.max(1, reconcileInvocations)).toFixed(2)),

@@ -21,6 +21,8 @@ export interface CapacityCosts {
   scenarios: Record<ScenarioName, ScenarioCosts>;
   /** The dispatcher's gate-facts read per queue batch. */
   perBatch: UseByResource;
+  /** The dispatcher's transport-hold gate reads (bench/capacityCosts.ts `holdCheck`); absent in older results. */
+  holdCheck?: { readsPerRefresh: number; readUnitsPerRead: number; refreshMs: number };
   /** One reconcile run with nothing to do. */
   perRun: { use: UseByResource; invocations: number; ms: number };
   /** Dispatch time per record (the latency phase's median, one notification at a time), ms. */
@@ -93,6 +95,15 @@ export const costsFromBench = (results: BenchResults, file = 'bench/results/late
     },
     scenarios: capacity.scenarios,
     perBatch: capacity.perBatch,
+    ...(capacity.holdCheck && capacity.holdCheck.reads > 0
+      ? {
+          holdCheck: {
+            readsPerRefresh: capacity.holdCheck.reads / Math.max(1, capacity.holdCheck.refreshes),
+            readUnitsPerRead: capacity.holdCheck.readUnits / capacity.holdCheck.reads,
+            refreshMs: capacity.holdCheck.refreshMs,
+          },
+        }
+      : {}),
     perRun: capacity.perRun,
     dispatchMs: results.latency.notificationMs.p50,
     reconcileMsPerInvocation: capacity.reconcileMsPerInvocation,

@@ -112,6 +112,12 @@ export const DeploymentSchema = z.strictObject({
         .optional(),
     })
     .default({}),
+  /**
+   * Whether email and SMS go through one transport (`shared`, as the harness's REST simulator `rest`
+   * serves both) or one each (`per_channel`: SES and an SMS provider). The dispatcher's hold gate reads
+   * one `hold#<transport>` item per transport (lib/rate/TransportHolds.ts).
+   */
+  transports: z.enum(['per_channel', 'shared']).default('per_channel'),
   /** A per-tenant quota (sends per minute) applied to every tenant, when configured. */
   tenantQuotaPerMinute: z.number().int().min(1).optional(),
   /** Account rates at the providers, when known: SES's maximum send rate, SMS parts per second by country. */

@@ -11,7 +11,9 @@ import { type CostItem, PRICES } from './cost.js';
  *
  *   per notification  = Σ purpose share × channel share × the measured kind (email, SMS with a breaker,
  *                       cancellable receipt) + Σ rate × (faulted kind − happy email)   [retry, unknown, bounce]
+ *                       + Σ rate × extra provider calls × cancellable email share × the cancel-marker read
  *   DynamoDB          = rate × per notification + dispatcher invocations × gate-facts read per batch
+ *                       + Σ transports min(records, environments × refreshes/s) × hold-gate reads per refresh
  *                       + reconcile runs × the idle run + pushed events × the protocol floor's per event
  *   invocations       = first deliveries ÷ max(publish batch, fill) + redeliveries ÷ fill, where the fill
  *                       is what arrives per poller during one batch's cycle (1 … batch size)
@@ -136,6 +138,27 @@ export const perNotification = (costs: CapacityCosts, mix: Mix, deployment: Depl
       if (extra) axpy(total, minus(v[extra], happy), w);
     }
   for (const k of ['retry', 'unknown', 'bounce'] as const) axpy(total, minus(v[k], happy), mix.rates[k]);
+  // A cancellable purpose reads its cancel marker (strongly consistent) after every `dispatching` write,
+  // before each provider call (lib/dispatch/phases/confirm.ts): the extra calls of a retry or a replay read
+  // it again. The faulted kinds are measured on plain emails, so that read is added for the cancellable
+  // share of the emails they stand for: the receipt's extra read × each fault's extra provider calls.
+  const cancellableEmail = mix.purposes.reduce(
+    (sum, p) => sum + (p.cancellable ? p.share * (p.channels.email ?? 0) : 0),
+    0,
+  );
+  if (cancellableEmail > 0 && emailShare > 0) {
+    const marker = minus(v.receipt, happy);
+    const extraCalls = (['retry', 'unknown', 'bounce'] as const).reduce(
+      (sum, k) =>
+        sum + mix.rates[k] * Math.max(0, (v[k].providerRequests ?? 0) - (happy.providerRequests ?? 0)),
+      0,
+    );
+    const reread = extraCalls * (cancellableEmail / emailShare);
+    for (const f of ['readUnits', 'readRequests'] as const) {
+      const key = `dispatch|ledger|${f}`;
+      total[key] = (total[key] ?? 0) + reread * (marker[key] ?? 0);
+    }
+  }
 
   const events = total.events ?? 0;
   let reconcile = useOf(total, 'reconcile');
@@ -231,6 +254,36 @@ const sumUse = (...uses: UseByResource[]): UseByResource => {
   return out;
 };
 
+/**
+ * The transport-hold gate's reads per second (lib/dispatch/gateReads.ts `admit` → lib/rate/TransportHolds.ts
+ * `check`): a strongly consistent GetItem of `hold#<transport>` before each provider call, which a clear
+ * answer caches per process for `refreshMs`. So it is paid per dispatcher environment, per transport, per
+ * refresh — `readsPerRefresh` reads each (every record that checks while the cache is stale reads; measured)
+ * — not per record; an environment that sees fewer records than refreshes reads once per record at most.
+ * Email and SMS are one transport each, or one between them (`transports: shared`, the harness's simulator).
+ */
+export const holdGateReads = (
+  costs: CapacityCosts,
+  d: Deployment,
+  deliveriesPerSecond: number,
+  n: Pick<NotificationCost, 'emailShare' | 'smsShare'>,
+  environments: number,
+): number => {
+  const hold = costs.holdCheck;
+  if (!hold) return 0;
+  const streams =
+    d.transports === 'shared'
+      ? [deliveriesPerSecond]
+      : [deliveriesPerSecond * n.emailShare, deliveriesPerSecond * n.smsShare];
+  const refreshesPerEnvironment = 1000 / hold.refreshMs;
+  return streams
+    .filter((records) => records > 0)
+    .reduce((sum, records) => {
+      const refreshes = Math.min(records, environments * refreshesPerEnvironment);
+      return sum + Math.min(records, refreshes * hold.readsPerRefresh);
+    }, 0);
+};
+
 // ── the model at one rate ──────────────────────────────────────────────────────────────────────────
 
 export interface FunctionLoad {
@@ -318,7 +371,15 @@ export const modelAt = (
   const b = invocations > 0 ? deliveries / invocations : 1;
   const dispatchDurationMs = lambda.pollOverheadMs + Math.ceil(b / lambda.recordConcurrency) * dispatchMs;
   const dispatchConcurrency = (invocations * dispatchDurationMs) / 1000;
-  const dispatchUse = sumUse(scaleUse(n.dispatch, rate), scaleUse(costs.perBatch, invocations));
+  const holdReads = holdGateReads(costs, d, deliveries, n, Math.max(1, dispatchConcurrency));
+  const dispatchUse = sumUse(scaleUse(n.dispatch, rate), scaleUse(costs.perBatch, invocations), {
+    ledger: {
+      readUnits: holdReads * (costs.holdCheck?.readUnitsPerRead ?? 0),
+      writeUnits: 0,
+      readRequests: holdReads,
+      writeRequests: 0,
+    },
+  });
 
   // Reconcile: the fixed run, the rows it visits, the pages they take.
   const runsPerSecond = options.runsPerSecond ?? 1 / d.reconcile.periodSeconds;

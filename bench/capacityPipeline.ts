@@ -99,12 +99,45 @@ export interface Pipeline {
   reconcileRun(): Promise<void>;
   /** Runs the reconcile schedule every `periodMs` until the returned stop is awaited. */
   schedule(periodMs: number): () => Promise<void>;
+  /**
+   * Runs the reconcile schedule's sweep until the ledger holds no seal: each seal a dispatcher wrote
+   * (lib/dispatch/parking.ts) is released by the sweep once it is due and its rows are final
+   * (lib/reconcile/Sweeper.ts `sweepSeal` → `release`), a parking grace after the row settled. Without
+   * this a run's count stops before that DeleteItem (table and attention index units), and the seals a
+   * run leaves are released, and counted, inside the next one. Returns the seals still there at the timeout.
+   */
+  drainSeals(timeoutMs: number): Promise<number>;
   /** Waits until every key's row is final and the intake queue holds nothing. */
   settle(keys: readonly string[], timeoutMs: number): Promise<DeliveryRecord[]>;
   snapshot(): PipelineSnapshot;
   reset(): void;
   stop(): Promise<void>;
 }
+
+/**
+ * Reconcile runs, each just past the earliest seal's due time (at least half a second apart: a seal the
+ * sweep re-armed waits again), until no seal is left or `timeoutMs` has passed; returns the seals left.
+ */
+export const drainSealsWith = async (
+  io: {
+    seals: () => Promise<ReadonlyArray<{ dueAt: number }>>;
+    run: () => Promise<void>;
+    sleep: (ms: number) => Promise<unknown>;
+    now: () => number;
+  },
+  timeoutMs: number,
+): Promise<number> => {
+  const deadline = io.now() + timeoutMs;
+  for (;;) {
+    const seals = await io.seals();
+    const next = seals[0];
+    if (!next) return 0;
+    if (io.now() >= deadline) return seals.length;
+    const wait = Math.max(500, next.dueAt - io.now() + 100);
+    await io.sleep(Math.min(wait, Math.max(0, deadline - io.now())));
+    await io.run();
+  }
+};
 
 let started = false;
 
@@ -126,6 +159,10 @@ const roleTotals = (t: DynamoTotals, tables: { ledger: string; suppression: stri
   ...t,
   byResource: byRole(t.byResource, tables),
   batchGets: byRole(t.batchGets, tables),
+  holdReads: t.holdReads.map((r) => ({
+    ...r,
+    table: r.table === tables.ledger ? RESOURCES.ledger : r.table,
+  })),
 });
 
 export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipeline> => {
@@ -258,7 +295,7 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
     };
 
     const doc: DynamoDBDocumentClient = dynamoDocumentClient({ region, endpoint: dynamoEndpoint });
-    const ledger = new DynamoLedger(doc, tables.ledger);
+    const ledger = new DynamoLedger(doc, tables.ledger, { attentionShards: options.attentionShards ?? 4 });
     const purposes = PurposeRegistry.withOverrides(options.purposes ?? []);
     const keysOf = (body: string): string[] => {
       const parsed = parseIntent(body, { purposes, clock: systemClock, allowExpired: true });
@@ -307,6 +344,17 @@ export const startPipeline = async (options: PipelineOptions = {}): Promise<Pipe
           await reconciling;
         };
       },
+      drainSeals: (timeoutMs) =>
+        drainSealsWith(
+          {
+            // Every seal, due or not (unmetered: the harness's own read), earliest due first.
+            seals: async () => (await ledger.listDue(Number.MAX_SAFE_INTEGER, { limit: 100 })).items,
+            run: reconcileRun,
+            sleep,
+            now: Date.now,
+          },
+          timeoutMs,
+        ),
       settle: async (keys, timeoutMs) => {
         const deadline = Date.now() + timeoutMs;
         for (;;) {

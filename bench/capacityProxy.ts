@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HOLD_PREFIX } from '../lib/rate/TransportHolds.js';
 import type { ReadRequestLog } from './billing.js';
 
 /**
@@ -50,6 +51,12 @@ export interface DynamoTotals {
    * reports 0 units for a key it did not find; AWS bills it (bench/billing.ts billedReadUnits).
    */
   readLog: ReadRequestLog[];
+  /**
+   * The transport-hold gate's reads (GetItem of `hold#<transport>`, lib/rate/TransportHolds.ts `check`),
+   * also counted in `byResource`: the gate caches a clear answer per process for a refresh period, so
+   * these are paid per environment and period, not per record. When, which item, what it cost.
+   */
+  holdReads: Array<{ at: number; table: string; key: string; readUnits: number }>;
 }
 
 export interface SqsTotals {
@@ -68,6 +75,7 @@ export const emptyDynamoTotals = (): DynamoTotals => ({
   attentionWritesByState: {},
   requestsByOperation: {},
   readLog: [],
+  holdReads: [],
 });
 
 const bump = (map: UseByResource, resource: string, use: Partial<Use>): void => {
@@ -237,6 +245,16 @@ export const startDynamoMeter = async (
       );
       bump(target, table, isRead ? { readRequests: 1 } : { writeRequests: 1 });
       return;
+    }
+    if (operation === 'GetItem' && capacities.length > 0) {
+      const key = (input.Key as { pk?: { S?: string } } | undefined)?.pk?.S;
+      if (key?.startsWith(HOLD_PREFIX))
+        totals.holdReads.push({
+          at: Date.now(),
+          table: capacities[0]!.TableName ?? 'unknown',
+          key,
+          readUnits: capacities.reduce((sum, c) => sum + (c.Table?.CapacityUnits ?? c.CapacityUnits ?? 0), 0),
+        });
     }
     const state = isWrite ? attentionStateOf(input) : undefined;
     // A request counts once: against the index a Query names, else against the table.

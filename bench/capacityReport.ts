@@ -285,7 +285,11 @@ export const renderCostsMarkdown = (costs: CapacityCosts): string => {
       costs.perBatch,
     )
       .reduce((a, x) => a + x.readRequests, 0)
-      .toFixed(0)} requests. Per reconcile run with nothing to do: ${fmt(
+      .toFixed(0)} requests.${
+      costs.holdCheck
+        ? ` Per dispatcher environment, transport and 5 s refresh, the hold gate: ${fmt(costs.holdCheck.readsPerRefresh, 1)} reads of ${fmt(costs.holdCheck.readUnitsPerRead, 1)} RCU.`
+        : ''
+    } Per reconcile run with nothing to do: ${fmt(
       Object.values(runUse).reduce((a, x) => a + x.readUnits, 0),
       1,
     )} RCU, ${fmt(

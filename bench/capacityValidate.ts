@@ -1,5 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { destinationOf, emailBody, FAULTS, mergeUse, receiptBody, smsBody } from './capacityCosts.js';
+import {
+  destinationOf,
+  emailBody,
+  FAULTS,
+  mergeUse,
+  receiptBody,
+  SEAL_DRAIN_MS,
+  smsBody,
+} from './capacityCosts.js';
 import type { CapacityCosts } from './capacityInputs.js';
 import type { Mix } from './capacityMix.js';
 import { modelRun } from './capacityModel.js';
@@ -44,7 +52,8 @@ export interface ValidationResult {
 /**
  * The mix as this harness runs it: events pulled by the reconcile run (the simulator's REST feed), intents
  * published 10 per SendMessageBatch, the harness's pollers, its schedule; every SMS counted by a spend breaker
- * (the pipeline's resets carry one). Pacing and tenant quotas are not configured here.
+ * (the pipeline's resets carry one); one transport (the simulator's `rest`) for email and SMS. Pacing and
+ * tenant quotas are not configured here.
  */
 export const validationMix = (mix: Mix, options: { periodSeconds: number; pollers: number }): Mix => {
   for (const p of mix.purposes)
@@ -59,6 +68,7 @@ export const validationMix = (mix: Mix, options: { periodSeconds: number; poller
     deployment: {
       ...deployment,
       evidence: 'pull',
+      transports: 'shared',
       publishBatchSize: 10,
       pacing: {},
       lambda: { ...mix.deployment.lambda, pollers: options.pollers, batchSize: 10 },
@@ -184,6 +194,9 @@ export const runValidation = async (
     await stop();
   }
   await pipeline.reconcileRun();
+  // The sweep's release of every seal the run wrote, as the costs count it (bench/capacityCosts.ts).
+  const left = await pipeline.drainSeals(SEAL_DRAIN_MS);
+  if (left > 0) progress(`validation: ${left} seal(s) still held after ${SEAL_DRAIN_MS} ms`);
   return {
     mix,
     ran,

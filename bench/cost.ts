@@ -19,6 +19,7 @@ import {
 } from './billing.js';
 import { COST_FUNCTIONS, type CostFunction, type CostMeasurement } from './costBench.js';
 import { COST_ITEMS, type CostItem, PRICES, type Service } from './prices.js';
+import { median as medianOf } from './stats.js';
 
 export { type CostItem, PRICES } from './prices.js';
 
@@ -78,16 +79,11 @@ export interface FunctionCost {
   logBytesPerNotification: number;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.floor((s.length - 1) / 2)]! : Number.NaN;
-};
+/** The benchmark's one median (bench/stats.ts, interpolated); a function never invoked has none. */
+const median = (xs: readonly number[]): number => (xs.length ? medianOf(xs) : Number.NaN);
 
 /** Per function, per notification: invocations, GB-s and log bytes (reconcile: its schedule's share). */
-const functionCosts = (
-  m: CostMeasurement,
-  shape: DeploymentShape,
-): Record<CostFunction, FunctionCost> => {
+const functionCosts = (m: CostMeasurement, shape: DeploymentShape): Record<CostFunction, FunctionCost> => {
   const platform = platformLogBytesPerInvocation();
   return Object.fromEntries(
     COST_FUNCTIONS.map((f) => {

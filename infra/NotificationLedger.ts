@@ -160,9 +160,10 @@ export interface NotificationLedgerProps {
   templatesDir?: string;
   /**
    * Outcome events for the calling service (infra/constructs/OutcomeEvents.ts): the bus to publish to
-   * (default: one is created) and tenants' HTTPS endpoints (API destinations).
+   * (default: one is created), tenants' HTTPS endpoints (API destinations), and how long the stream
+   * gathers transitions before they are published (`maxBatchingWindow`, default 5 s).
    */
-  outcomeEvents?: Pick<OutcomeEventsProps, 'eventBus' | 'endpoints'>;
+  outcomeEvents?: Pick<OutcomeEventsProps, 'eventBus' | 'endpoints' | 'maxBatchingWindow'>;
 }
 
 const NEEDS_PROVIDER_SECRET = new Set<string>(['resend', 'sendgrid', 'twilio', 'rest']);

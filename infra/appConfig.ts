@@ -4,7 +4,8 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../lib/domain/zodLocale.js';
 import { ProviderCircuitFields } from '../lib/config.js';
 import { PurposePolicySchema } from '../lib/domain/purposes.js';
 import type { NotificationLedgerProps } from './NotificationLedger.js';
@@ -35,63 +36,65 @@ export const CONTEXT = {
 } as const;
 
 /** `-c key=value` arrives as a string; cdk.json values arrive typed. Accept both. */
-const jsonish = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => {
-    if (typeof value !== 'string') return value;
-    try {
-      return JSON.parse(value);
-    } catch {
-      return value;
-    }
-  }, schema);
+const jsonish = <T extends z.core.$ZodType>(schema: T) =>
+  z.pipe(
+    z.transform((value: unknown): unknown => {
+      if (typeof value !== 'string') return value;
+      try {
+        return JSON.parse(value);
+      } catch {
+        return value;
+      }
+    }),
+    schema,
+  );
 
 const ContextSchema = z.object({
-  stackName: z
-    .string()
-    .regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/)
-    .default('Sendproof'),
-  account: z
-    .string()
-    .regex(/^\d{12}$/)
-    .optional(),
-  region: z.string().optional(),
-  email: jsonish(
-    z.strictObject({
-      transport: z.enum(['ses', 'resend', 'sendgrid', 'rest', 'simulator']),
-      /** Providers to fail over to, in order, after `transport` (issue 29). */
-      failover: z.array(z.enum(['ses', 'resend', 'sendgrid', 'rest', 'simulator'])).optional(),
-      fromAddress: z.string().min(3),
-      sesIdentity: z.string().optional(),
-      sesConfigurationSetName: z.string().optional(),
-    }),
-  ).default({ transport: 'simulator', fromAddress: 'no-reply@sendproof.local' }),
-  sms: jsonish(
-    z.strictObject({
-      transport: z.enum(['sms-v2', 'twilio', 'rest', 'simulator']),
-      failover: z.array(z.enum(['sms-v2', 'twilio', 'rest', 'simulator'])).optional(),
-      originationIdentityArn: z.string().startsWith('arn:').optional(),
-      senderId: z
-        .string()
-        .regex(/^(\+[1-9]\d{6,14}|MG[0-9a-f]{32})$/, 'a Twilio E.164 number or MG… SID')
-        .optional(),
-    }),
-  ).default({ transport: 'simulator' }),
-  providerSecretArn: z.string().startsWith('arn:').optional(),
-  restBaseUrl: z.url().optional(),
-  restKeyRetentionSeconds: z.coerce.number().int().optional(),
-  purposes: jsonish(z.array(PurposePolicySchema)).optional(),
-  archiveRetentionDays: z.coerce.number().int().min(1).optional(),
-  alarmTopicArn: z.string().startsWith('arn:').optional(),
-  reconcileSchedule: z.string().optional(),
-  reconcileMaxPagesPerRun: z.coerce.number().int().min(1).optional(),
-  dispatcherMaxConcurrency: z.coerce.number().int().optional(),
-  recordConcurrency: z.coerce.number().int().optional(),
-  leaseSeconds: z.coerce.number().int().optional(),
-  attentionShards: z.coerce.number().int().optional(),
-  attachmentsBucket: z.string().optional(),
-  attachmentsPrefix: z.string().optional(),
-  providerCircuit: jsonish(z.strictObject(ProviderCircuitFields.shape).partial()).optional(),
-  tracing: jsonish(z.boolean()).default(true),
+  stackName: z._default(z.string().check(z.regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/)), 'Sendproof'),
+  account: z.optional(z.string().check(z.regex(/^\d{12}$/))),
+  region: z.optional(z.string()),
+  email: z._default(
+    jsonish(
+      z.strictObject({
+        transport: z.enum(['ses', 'resend', 'sendgrid', 'rest', 'simulator']),
+        /** Providers to fail over to, in order, after `transport` (issue 29). */
+        failover: z.optional(z.array(z.enum(['ses', 'resend', 'sendgrid', 'rest', 'simulator']))),
+        fromAddress: z.string().check(z.minLength(3)),
+        sesIdentity: z.optional(z.string()),
+        sesConfigurationSetName: z.optional(z.string()),
+      }),
+    ),
+    { transport: 'simulator', fromAddress: 'no-reply@sendproof.local' },
+  ),
+  sms: z._default(
+    jsonish(
+      z.strictObject({
+        transport: z.enum(['sms-v2', 'twilio', 'rest', 'simulator']),
+        failover: z.optional(z.array(z.enum(['sms-v2', 'twilio', 'rest', 'simulator']))),
+        originationIdentityArn: z.optional(z.string().check(z.startsWith('arn:'))),
+        senderId: z.optional(
+          z.string().check(z.regex(/^(\+[1-9]\d{6,14}|MG[0-9a-f]{32})$/, 'a Twilio E.164 number or MG… SID')),
+        ),
+      }),
+    ),
+    { transport: 'simulator' },
+  ),
+  providerSecretArn: z.optional(z.string().check(z.startsWith('arn:'))),
+  restBaseUrl: z.optional(z.url()),
+  restKeyRetentionSeconds: z.optional(z.coerce.number().check(z.int())),
+  purposes: z.optional(jsonish(z.array(PurposePolicySchema))),
+  archiveRetentionDays: z.optional(z.coerce.number().check(z.int(), z.minimum(1))),
+  alarmTopicArn: z.optional(z.string().check(z.startsWith('arn:'))),
+  reconcileSchedule: z.optional(z.string()),
+  reconcileMaxPagesPerRun: z.optional(z.coerce.number().check(z.int(), z.minimum(1))),
+  dispatcherMaxConcurrency: z.optional(z.coerce.number().check(z.int())),
+  recordConcurrency: z.optional(z.coerce.number().check(z.int())),
+  leaseSeconds: z.optional(z.coerce.number().check(z.int())),
+  attentionShards: z.optional(z.coerce.number().check(z.int())),
+  attachmentsBucket: z.optional(z.string()),
+  attachmentsPrefix: z.optional(z.string()),
+  providerCircuit: z.optional(jsonish(z.partial(ProviderCircuitFields))),
+  tracing: z._default(jsonish(z.boolean()), true),
 });
 
 export interface AppConfig {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../../lib/domain/zodLocale.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { SpendBreaker } from '../../lib/rate/SpendBreaker.js';
 import { documentClientFor } from '../../lib/wiring.js';
@@ -20,10 +21,12 @@ interface BreakerOptions extends TargetOptions {
 
 /** Validated at the boundary: a bad argument is a structured error, never a half-done write. */
 const ResetSchema = z.strictObject({
-  purpose: z.string().regex(/^[a-z][a-z0-9-]{1,47}$/, 'a purpose name'),
-  country: z.string().regex(/^([A-Z]{2})$/, 'an ISO 3166-1 alpha-2 country code (ZZ: unknown region)'),
-  reason: z.string().trim().min(3).max(100),
-  operator: z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, 'an operator id (letters, digits, . _ @ -)'),
+  purpose: z.string().check(z.regex(/^[a-z][a-z0-9-]{1,47}$/, 'a purpose name')),
+  country: z
+    .string()
+    .check(z.regex(/^([A-Z]{2})$/, 'an ISO 3166-1 alpha-2 country code (ZZ: unknown region)')),
+  reason: z.string().check(z.trim(), z.minLength(3), z.maxLength(100)),
+  operator: z.string().check(z.regex(/^[A-Za-z0-9._@-]{1,64}$/, 'an operator id (letters, digits, . _ @ -)')),
 });
 
 const breakerFor = (options: TargetOptions) => {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../../lib/domain/zodLocale.js';
 import { ChannelSchema } from '../../lib/domain/purposes.js';
 import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js';
 import { OPT_OUT_SOURCE } from '../../lib/ledger/optOut.js';
@@ -30,11 +31,11 @@ const withOptions = (command: Command): Command =>
 
 /** Validated at the boundary: a bad argument is a structured error, never a half-done write. */
 const ChangeSchema = z.strictObject({
-  tenant: z.string().min(1).max(64),
-  recipientRef: z.string().min(1).max(128),
+  tenant: z.string().check(z.minLength(1), z.maxLength(64)),
+  recipientRef: z.string().check(z.minLength(1), z.maxLength(128)),
   channel: z.union([ChannelSchema, z.literal('*')]),
-  reason: z.string().trim().min(3).max(120),
-  operator: z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, 'an operator id (letters, digits, . _ @ -)'),
+  reason: z.string().check(z.trim(), z.minLength(3), z.maxLength(120)),
+  operator: z.string().check(z.regex(/^[A-Za-z0-9._@-]{1,64}$/, 'an operator id (letters, digits, . _ @ -)')),
 });
 
 const parseChange = (value: unknown) => {

@@ -13,7 +13,7 @@ import {
 import { applyOptSignal } from '../../lib/evidence/optSignals.js';
 import { evidenceRecorderFor, optSignalsFor } from '../../lib/evidenceWiring.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { powertoolsSink } from '../reconcile/metricsSink.js';
+import { powertoolsSink, publishMetrics } from '../reconcile/metricsSink.js';
 
 /**
  * Evidence Lambda: SES v2 configuration-set events (EventBridge) and End User Messaging SMS events (SNS),
@@ -72,6 +72,6 @@ export const handler = async (
     }
     return { results: await recordAll(parseLambdaEvent(event)) };
   } finally {
-    metrics.publishStoredMetrics();
+    publishMetrics(metrics);
   }
 };

@@ -13,7 +13,7 @@ import { Sweeper } from '../../lib/reconcile/Sweeper.js';
 import { reportLagJudgeFor } from '../../lib/reportLagWiring.js';
 import { providerChainsFor } from '../../lib/transports/configured.js';
 import { documentClientFor, ledgerFor, purposesFor } from '../../lib/wiring.js';
-import { powertoolsSink } from './metricsSink.js';
+import { powertoolsSink, publishMetrics } from './metricsSink.js';
 
 /**
  * Reconcile Lambda, one page per invocation; the Step Functions loop (infra/constructs/ReconcilerWorkflow)
@@ -130,7 +130,7 @@ export const handler = async (
       hasMore: page.hasMore,
     };
   } finally {
-    metrics.publishStoredMetrics();
+    publishMetrics(metrics);
   }
 };
 

@@ -7,7 +7,7 @@ import { handleWebhook } from '../../lib/evidence/WebhookEndpoint.js';
 import { webhookSecretsFor } from '../../lib/evidence/webhookSecrets.js';
 import { evidenceRecorderFor, optSignalsFor } from '../../lib/evidenceWiring.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
-import { powertoolsSink } from '../reconcile/metricsSink.js';
+import { powertoolsSink, publishMetrics } from '../reconcile/metricsSink.js';
 
 /**
  * Evidence endpoint (Lambda Function URL): POST /resend, /twilio, /sendgrid. Only wiring lives here; the
@@ -51,6 +51,6 @@ export const handler = async (
       body: response.body,
     };
   } finally {
-    metrics.publishStoredMetrics();
+    publishMetrics(metrics);
   }
 };

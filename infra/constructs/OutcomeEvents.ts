@@ -34,11 +34,35 @@ export interface OutcomeEventsProps {
   /** The bus to publish to; absent: the construct creates one. */
   eventBus?: events.IEventBus;
   endpoints?: readonly OutcomeEndpoint[];
+  /**
+   * How long the stream's event source gathers records before it invokes the outcomes function: a
+   * caller hears of a transition within about this long (plus the stream's own sub-second delay).
+   * Default 5 s (`OUTCOME_BATCHING`). At 10 million notifications a month a 1 s window means an
+   * invocation for every 4 notifications (0.26 each); 5 s, one for every 19 (0.05). Each invocation is
+   * billed, traced and logged, so a shorter window costs about $1 per million more at that volume (see
+   * docs/cost.md). Whole seconds, 0 to 300 (Lambda's limit for a stream event source).
+   */
+  maxBatchingWindow?: Duration;
   logRetention?: logs.RetentionDays;
 }
 
-/** The event source's window: a caller hears of a transition within about a second of it. */
-export const OUTCOME_BATCHING = { batchSize: 100, maxBatchingWindowSeconds: 1 } as const;
+/**
+ * The event source's defaults: up to 100 records, gathered for up to 5 s. An outcome event is
+ * a notice, not a gate (nothing waits on it to send), so a few seconds is the better trade than an
+ * invocation per second per shard whatever the traffic.
+ */
+export const OUTCOME_BATCHING = { batchSize: 100, maxBatchingWindowSeconds: 5 } as const;
+
+/** The window the construct's props ask for, checked: whole seconds within Lambda's 0–300. */
+export const outcomeBatchingWindowSeconds = (window: Duration | undefined): number => {
+  if (window === undefined) return OUTCOME_BATCHING.maxBatchingWindowSeconds;
+  const seconds = window.toSeconds({ integral: false });
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > 300)
+    throw new Error(
+      `OutcomeEvents: maxBatchingWindow must be whole seconds from 0 to 300 (a stream event source's limit), got ${seconds} s`,
+    );
+  return seconds;
+};
 
 /**
  * Outcome events for the calling service: the ledger stream → the outcomes function (lib/events) → an
@@ -53,7 +77,8 @@ export const OUTCOME_BATCHING = { batchSize: 100, maxBatchingWindowSeconds: 1 } 
  * record), the delivery facts it added (by count, in a list), whether the version changed at all (a
  * lease renewal must say nothing), and a hash for a stable event id. So the function runs the archiver's
  * own derivation (lib/archive/transitions.ts) instead, as its own event source on the table (a stream
- * shard allows two readers: the archiver and this one) with a 1 s window rather than the archive's 60 s.
+ * shard allows two readers: the archiver and this one) with a window of seconds (5 by default,
+ * `maxBatchingWindow`) rather than the archive's 60 s.
  */
 export class OutcomeEvents extends Construct {
   readonly bus: events.IEventBus;
@@ -91,7 +116,7 @@ export class OutcomeEvents extends Construct {
       new DynamoEventSource(props.ledger, {
         startingPosition: lambda.StartingPosition.TRIM_HORIZON,
         batchSize: OUTCOME_BATCHING.batchSize,
-        maxBatchingWindow: Duration.seconds(OUTCOME_BATCHING.maxBatchingWindowSeconds),
+        maxBatchingWindow: Duration.seconds(outcomeBatchingWindowSeconds(props.maxBatchingWindow)),
         bisectBatchOnError: true,
         retryAttempts: 10,
         maxRecordAge: Duration.hours(12),

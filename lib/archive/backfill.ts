@@ -3,7 +3,8 @@ import { DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aw
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import { type ArchiverOptions, partitionOf, writeArchiveObject } from './archiver.js';
 import type { FailedBatchInfo } from './LocalStreamPoller.js';
 import { backfillObjectKey, type Partition } from './objectKey.js';
@@ -24,13 +25,13 @@ import { transitionsOf } from './transitions.js';
  * on the failure queue says when it is needed).
  */
 export const FailedBatchSchema = z.object({
-  shardId: z.string().min(1),
-  startSequenceNumber: z.string().regex(/^\d{1,40}$/),
-  endSequenceNumber: z.string().regex(/^\d{1,40}$/),
+  shardId: z.string().check(z.minLength(1)),
+  startSequenceNumber: z.string().check(z.regex(/^\d{1,40}$/)),
+  endSequenceNumber: z.string().check(z.regex(/^\d{1,40}$/)),
   approximateArrivalOfFirstRecord: z.iso.datetime({ offset: true }),
   approximateArrivalOfLastRecord: z.iso.datetime({ offset: true }),
-  batchSize: z.number().int().min(0),
-  streamArn: z.string().min(1),
+  batchSize: z.number().check(z.int(), z.minimum(0)),
+  streamArn: z.string().check(z.minLength(1)),
 });
 
 /** Lambda's on-failure record for a stream batch: the coordinates sit in `DDBStreamBatchInfo`. */

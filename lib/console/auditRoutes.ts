@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import { NamedQueryError } from '../archive/namedQueries.js';
 import { SendproofError } from '../domain/errors.js';
 import type { ConsoleDeps } from './deps.js';
@@ -11,11 +12,11 @@ import { BadRequest, day, json, parseBody, parseWith, problem, type Route } from
  * as one JSON document that `sendproof audit verify --bundle FILE` checks offline).
  */
 
-const TimelineQuery = z.strictObject({ key: z.string().min(1).max(1024) });
+const TimelineQuery = z.strictObject({ key: z.string().check(z.minLength(1), z.maxLength(1024)) });
 
 const RunQueryBody = z.strictObject({
-  name: z.string().regex(/^[a-z][a-z0-9-]*$/),
-  args: z.array(z.string().max(256)).max(10).default([]),
+  name: z.string().check(z.regex(/^[a-z][a-z0-9-]*$/)),
+  args: z._default(z.array(z.string().check(z.maxLength(256))).check(z.maxLength(10)), []),
 });
 
 export const auditRoutes = (deps: ConsoleDeps): Route[] => [

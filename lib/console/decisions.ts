@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import type { Clock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
 import { type CancelReport, CancelRequestSchema } from '../publish/cancelNotifications.js';
@@ -19,40 +20,51 @@ const MAX_BULK = 50;
 
 const DecisionBody = z
   .strictObject({
-    keys: z.array(z.string().min(1).max(1024)).min(1).max(MAX_BULK),
+    keys: z
+      .array(z.string().check(z.minLength(1), z.maxLength(1024)))
+      .check(z.minLength(1), z.maxLength(MAX_BULK)),
     outcome: z.enum(['accepted', 'rejected', 'resend']),
-    reason: z.string().trim().min(3).max(200),
+    reason: z.string().check(z.trim(), z.minLength(3), z.maxLength(200)),
     /** `resend` of a single row only: the new intent (the ledger never kept the addresses). */
-    intent: z.record(z.string(), z.unknown()).optional(),
-    decisionId: z.string().max(128).optional(),
+    intent: z.optional(z.record(z.string(), z.unknown())),
+    decisionId: z.optional(z.string().check(z.maxLength(128))),
   })
-  .refine((b) => new Set(b.keys).size === b.keys.length, { message: 'keys must be distinct', path: ['keys'] })
-  .refine((b) => b.outcome !== 'resend' || b.keys.length === 1, {
-    message: 'resend takes one row at a time: each needs its own new intent',
-    path: ['keys'],
-  });
+  .check(
+    z.refine((b) => new Set(b.keys).size === b.keys.length, {
+      message: 'keys must be distinct',
+      path: ['keys'],
+    }),
+    z.refine((b) => b.outcome !== 'resend' || b.keys.length === 1, {
+      message: 'resend takes one row at a time: each needs its own new intent',
+      path: ['keys'],
+    }),
+  );
 
 /** An address or a phone number must never become a suppression key or reason. */
 const LOOKS_LIKE_CONTACT = /[^\s@]+@[^\s@]+|\+\d[\d\s().-]{6,}\d|\d{10,}/;
 const noContact = (value: string) => !LOOKS_LIKE_CONTACT.test(value);
 
 const SuppressBody = z.strictObject({
-  tenant: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/),
+  tenant: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/)),
   recipientRef: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/, 'an opaque recipient ref, never an address')
-    .refine(noContact, 'an opaque recipient ref, never an address or a number'),
+    .check(
+      z.regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/, 'an opaque recipient ref, never an address'),
+      z.refine(noContact, 'an opaque recipient ref, never an address or a number'),
+    ),
   channel: z.enum(['email', 'sms', '*']),
   reason: z
     .string()
-    .trim()
-    .min(3)
-    .max(200)
-    .refine(noContact, 'the reason looks like it holds an address or a phone number'),
+    .check(
+      z.trim(),
+      z.minLength(3),
+      z.maxLength(200),
+      z.refine(noContact, 'the reason looks like it holds an address or a phone number'),
+    ),
 });
 
 /** The cancel command's own schema (lib/publish/cancelNotifications.ts), minus what the token decides. */
-const CancelBody = CancelRequestSchema.pick({
+const CancelBody = z.pick(CancelRequestSchema, {
   tenant: true,
   eventId: true,
   purpose: true,

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 
 /**
  * Paging and sorting for every console list. A list is collected up to a bound (`MAX_COLLECTED` rows:
@@ -10,10 +11,10 @@ export const MAX_COLLECTED = 1000;
 
 export const pagingSchema = <K extends string>(keys: readonly [K, ...K[]], defaultSort: K) =>
   z.object({
-    sort: z.enum(keys).default(defaultSort),
-    dir: z.enum(['asc', 'desc']).default('asc'),
-    page: z.coerce.number().int().min(1).max(10_000).default(1),
-    pageSize: z.coerce.number().int().min(1).max(200).default(25),
+    sort: z._default(z.enum(keys), defaultSort),
+    dir: z._default(z.enum(['asc', 'desc']), 'asc'),
+    page: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(10_000)), 1),
+    pageSize: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(200)), 25),
   });
 
 export interface Paging<K extends string> {

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import { orderedByLedger } from '../archive/bundle.js';
 import type { AuditResult } from '../archive/DuckDbAudit.js';
 import { IdentifierSchema } from '../domain/intent.js';
@@ -26,32 +27,27 @@ const rowPaging = pagingSchema(ROW_SORTS, 'age');
 
 const AttentionQuery = z.strictObject({
   list: z.enum(ATTENTION_LISTS),
-  tenant: z.string().max(128).optional(),
-  purpose: z.string().max(128).optional(),
+  tenant: z.optional(z.string().check(z.maxLength(128))),
+  purpose: z.optional(z.string().check(z.maxLength(128))),
   channel: z.optional(ChannelSchema),
-  minAgeSeconds: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(10 * 365 * 86_400)
-    .optional(),
+  minAgeSeconds: z.optional(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10 * 365 * 86_400))),
   ...rowPaging.shape,
   // The attention lists default to the oldest first: the row waiting longest is the one to look at.
-  dir: z.enum(['asc', 'desc']).default('desc'),
+  dir: z._default(z.enum(['asc', 'desc']), 'desc'),
 });
 
 const SearchQuery = z.strictObject({
   field: z.enum(SEARCH_FIELDS),
-  value: z.string().trim().min(1).max(1024),
+  value: z.string().check(z.trim(), z.minLength(1), z.maxLength(1024)),
   ...rowPaging.shape,
 });
 
-const TimelineQuery = z.strictObject({ key: z.string().min(1).max(1024) });
+const TimelineQuery = z.strictObject({ key: z.string().check(z.minLength(1), z.maxLength(1024)) });
 
 /** The tenant whose figures the overview shows (the archive is partitioned by tenant). */
 const OverviewQuery = z.strictObject({
   tenant: z.optional(IdentifierSchema),
-  bucket: z.enum(['hour', 'day']).default('day'),
+  bucket: z._default(z.enum(['hour', 'day']), 'day'),
 });
 
 export const readModelRoutes = (deps: ConsoleDeps): Route[] => {

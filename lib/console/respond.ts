@@ -1,4 +1,5 @@
-import type * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import type { Principal, Role } from './auth.js';
 import { type ConsoleRequest, type ConsoleResponse, MAX_BODY_BYTES } from './http.js';
 import { securityHeaders } from './staticFiles.js';
@@ -24,7 +25,7 @@ export const json = (
 export const problem = (status: number, code: string, message: string, issues?: unknown): ConsoleResponse =>
   json(status, { error: code, message, ...(issues ? { issues } : {}) });
 
-const zodIssues = (error: z.ZodError) =>
+const zodIssues = (error: z.core.$ZodError) =>
   error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
 
 /** A request the console refuses with a 400 (the router turns it into a structured problem). */
@@ -39,8 +40,8 @@ export class BadRequest extends Error {
   }
 }
 
-export const parseWith = <T>(schema: z.ZodType<T>, value: unknown): T => {
-  const parsed = schema.safeParse(value);
+export const parseWith = <T>(schema: z.core.$ZodType<T>, value: unknown): T => {
+  const parsed = z.safeParse(schema, value);
   if (!parsed.success)
     throw new BadRequest('invalid_request', 'the request is not valid', zodIssues(parsed.error));
   return parsed.data;

@@ -1,6 +1,5 @@
-import { config } from 'zod/mini';
-// The English locale's own file: `zod/locales` is an index of every locale (esbuild reads each one).
 import en from 'zod/v4/locales/en.js';
+import { config } from 'zod/mini';
 
 /**
  * Sendproof validates with `zod/mini`: the same schemas, parser and issue format as classic zod, but

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import { SendproofError } from '../domain/errors.js';
 import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink } from '../observability.js';
 import { type ExchangeTimeouts, lookupGet } from '../transports/HttpExchange.js';
@@ -20,15 +21,15 @@ export type EventFeed = (after: string | undefined) => Promise<EventPage>;
 // --- the generic REST convention: GET {base}/v1/events?after=<cursor> ---------------------------------
 
 const RestEventSchema = z.object({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   type: z.string(),
-  messageId: z.string().min(1),
-  idempotencyKey: z.string().nullable().optional(),
+  messageId: z.string().check(z.minLength(1)),
+  idempotencyKey: z.optional(z.nullable(z.string())),
   /** The send's tags, echoed (the convention): the label is `sendproof-key`. */
-  tags: z.record(z.string(), z.string()).optional(),
+  tags: z.optional(z.record(z.string(), z.string())),
   channel: z.enum(['email', 'sms']),
-  at: z.string().optional(),
-  bounceType: z.string().optional(),
+  at: z.optional(z.string()),
+  bounceType: z.optional(z.string()),
 });
 const RestPageSchema = z.object({ data: z.array(z.unknown()), next: z.string() });
 

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import { boundWhy } from '../ledger/why.js';
 import { KEY_TAG, LABEL_SHAPE } from '../transports/labels.js';
 import { type EvidenceFact, settlesTo } from './facts.js';
@@ -91,33 +92,33 @@ export const bounceFact = (type: string | undefined, subType: string | undefined
 
 // --- SES v2 configuration-set events (EventBridge `detail`, or an SNS message) -----------------------
 
-const Timed = z.object({ timestamp: z.string().optional() }).optional();
+const Timed = z.optional(z.object({ timestamp: z.optional(z.string()) }));
 const SesEventSchema = z.object({
   eventType: z.string(),
   mail: z.object({
-    messageId: z.string().min(1),
-    timestamp: z.string().optional(),
-    tags: z.record(z.string(), z.array(z.string())).optional(),
+    messageId: z.string().check(z.minLength(1)),
+    timestamp: z.optional(z.string()),
+    tags: z.optional(z.record(z.string(), z.array(z.string()))),
   }),
-  bounce: z
-    .object({
-      bounceType: z.string().optional(),
-      bounceSubType: z.string().optional(),
-      feedbackId: z.string().optional(),
-      timestamp: z.string().optional(),
-    })
-    .optional(),
-  complaint: z
-    .object({
-      feedbackId: z.string().optional(),
-      timestamp: z.string().optional(),
+  bounce: z.optional(
+    z.object({
+      bounceType: z.optional(z.string()),
+      bounceSubType: z.optional(z.string()),
+      feedbackId: z.optional(z.string()),
+      timestamp: z.optional(z.string()),
+    }),
+  ),
+  complaint: z.optional(
+    z.object({
+      feedbackId: z.optional(z.string()),
+      timestamp: z.optional(z.string()),
       // "null or OnAccountSuppressionList": SES accepted the message but did not attempt to send it.
-      complaintSubType: z.string().nullable().optional(),
-    })
-    .optional(),
+      complaintSubType: z.optional(z.nullable(z.string())),
+    }),
+  ),
   delivery: Timed,
   deliveryDelay: Timed,
-  send: z.object({}).passthrough().optional(),
+  send: z.optional(z.looseObject({})),
 });
 
 const SES_FACTS: Readonly<Record<string, EvidenceFact>> = {
@@ -173,12 +174,12 @@ export const parseSesEvent = (detail: unknown): ParsedEvent => {
 // --- AWS End User Messaging SMS events (an SNS message, or EventBridge `detail`) ---------------------
 
 const SmsEventSchema = z.object({
-  eventType: z.string().optional(),
-  messageId: z.string().min(1),
-  messageStatus: z.string().optional(),
-  isFinal: z.boolean().optional(),
-  context: z.record(z.string(), z.string()).optional(),
-  eventTimestamp: z.union([z.number(), z.string()]).optional(),
+  eventType: z.optional(z.string()),
+  messageId: z.string().check(z.minLength(1)),
+  messageStatus: z.optional(z.string()),
+  isFinal: z.optional(z.boolean()),
+  context: z.optional(z.record(z.string(), z.string())),
+  eventTimestamp: z.optional(z.union([z.number(), z.string()])),
 });
 
 /** AWS accepted the SendTextMessage request; the carrier has not said more yet. */
@@ -240,11 +241,11 @@ const NOT_FINAL_SENSITIVE: readonly EvidenceFact[] = ['carrier_failed', 'ttl_exp
 // --- End User Messaging SMS two-way inbound messages (an SNS message) ---------------------------------
 
 const SmsInboundSchema = z.object({
-  originationNumber: z.string().min(1),
-  destinationNumber: z.string().optional(),
-  messageKeyword: z.string().optional(),
-  messageBody: z.string().optional(),
-  inboundMessageId: z.string().min(1),
+  originationNumber: z.string().check(z.minLength(1)),
+  destinationNumber: z.optional(z.string()),
+  messageKeyword: z.optional(z.string()),
+  messageBody: z.optional(z.string()),
+  inboundMessageId: z.string().check(z.minLength(1)),
 });
 
 /**

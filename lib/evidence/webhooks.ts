@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import { KEY_TAG } from '../transports/labels.js';
 import { bounceFact, evidence, LABEL_SHAPE, type ParsedEvent, timeOf } from './events.js';
 import type { EvidenceFact } from './facts.js';
@@ -24,9 +25,9 @@ export interface WebhookSecrets {
   sendgrid?: string;
 }
 export const WebhookSecretsSchema = z.strictObject({
-  resend: z.string().min(8).optional(),
-  twilio: z.string().min(8).optional(),
-  sendgrid: z.string().min(40).optional(),
+  resend: z.optional(z.string().check(z.minLength(8))),
+  twilio: z.optional(z.string().check(z.minLength(8))),
+  sendgrid: z.optional(z.string().check(z.minLength(40))),
 });
 
 export interface WebhookRequest {
@@ -76,13 +77,13 @@ const RESEND_NOT_EVIDENCE: Readonly<Record<string, string>> = {
 
 const ResendEventSchema = z.object({
   type: z.string(),
-  created_at: z.string().optional(),
+  created_at: z.optional(z.string()),
   data: z.object({
-    email_id: z.string().min(1),
-    tags: z
-      .union([z.array(z.object({ name: z.string(), value: z.string() })), z.record(z.string(), z.string())])
-      .optional(),
-    bounce: z.object({ type: z.string().optional(), subType: z.string().optional() }).optional(),
+    email_id: z.string().check(z.minLength(1)),
+    tags: z.optional(
+      z.union([z.array(z.object({ name: z.string(), value: z.string() })), z.record(z.string(), z.string())]),
+    ),
+    bounce: z.optional(z.object({ type: z.optional(z.string()), subType: z.optional(z.string()) })),
   }),
 });
 const ResendTypeSchema = z.object({ type: z.string() });
@@ -204,14 +205,14 @@ export const parseTwilioCallback = (params: Readonly<Record<string, string>>, ur
 
 const SendGridEventSchema = z.object({
   event: z.string(),
-  sg_event_id: z.string().min(1),
-  sg_message_id: z.string().optional(),
-  'smtp-id': z.string().optional(),
+  sg_event_id: z.string().check(z.minLength(1)),
+  sg_message_id: z.optional(z.string()),
+  'smtp-id': z.optional(z.string()),
   // The property table types it String ("a UNIX timestamp"); the examples send a number. Both are read.
-  timestamp: z.union([z.number(), z.string().regex(/^\s*\d+(\.\d+)?\s*$/)]).optional(),
-  type: z.string().optional(),
-  reason: z.string().optional(),
-  [SENDGRID_KEY_ARG]: z.string().optional(),
+  timestamp: z.optional(z.union([z.number(), z.string().check(z.regex(/^\s*\d+(\.\d+)?\s*$/))])),
+  type: z.optional(z.string()),
+  reason: z.optional(z.string()),
+  [SENDGRID_KEY_ARG]: z.optional(z.string()),
 });
 
 const SENDGRID_FACTS: Readonly<Record<string, EvidenceFact>> = {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 
 /**
@@ -34,13 +35,13 @@ export const SES_OUTCOMES = ['delivery', 'bounce', 'soft_bounce', 'complaint'] a
 export type SesOutcome = (typeof SES_OUTCOMES)[number];
 
 export const SesFaultSchema = z.strictObject({
-  match: z.strictObject({ to: z.string().min(1).optional() }).default({}),
+  match: z._default(z.strictObject({ to: z.optional(z.string().check(z.minLength(1))) }), {}),
   outcome: z.enum(SES_OUTCOMES),
   /** How many matching sends it applies to (the first ones). */
-  times: z.number().int().min(1).max(100_000).default(1),
-  deliverAfterMs: z.number().int().min(0).max(86_400_000).optional(),
-  duplicate: z.boolean().optional(),
-  outOfOrder: z.boolean().optional(),
+  times: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(100_000)), 1),
+  deliverAfterMs: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(86_400_000))),
+  duplicate: z.optional(z.boolean()),
+  outOfOrder: z.optional(z.boolean()),
 });
 export type SesFault = z.output<typeof SesFaultSchema>;
 export type SesFaultInput = z.input<typeof SesFaultSchema>;
@@ -231,15 +232,15 @@ export const eventsFor = (
 };
 
 const SendEmailRequest = z.object({
-  FromEmailAddress: z.string().default('unknown@localhost'),
-  Destination: z.object({ ToAddresses: z.array(z.string()).default([]) }).optional(),
-  EmailTags: z.array(z.object({ Name: z.string(), Value: z.string() })).default([]),
-  Content: z
-    .object({ Simple: z.object({ Subject: z.object({ Data: z.string() }).optional() }).optional() })
-    .optional(),
-  ConfigurationSetName: z.string().optional(),
+  FromEmailAddress: z._default(z.string(), 'unknown@localhost'),
+  Destination: z.optional(z.object({ ToAddresses: z._default(z.array(z.string()), []) })),
+  EmailTags: z._default(z.array(z.object({ Name: z.string(), Value: z.string() })), []),
+  Content: z.optional(
+    z.object({ Simple: z.optional(z.object({ Subject: z.optional(z.object({ Data: z.string() })) })) }),
+  ),
+  ConfigurationSetName: z.optional(z.string()),
 });
-const SendEmailResponse = z.object({ MessageId: z.string().min(1) });
+const SendEmailResponse = z.object({ MessageId: z.string().check(z.minLength(1)) });
 
 /** One emitted event, as `GET /_sendproof/events` lists it (no address). */
 export interface EmittedEvent {

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import { cancelCovers, cancelWhy } from '../domain/cancel.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { type FieldIssue, SendproofError } from '../domain/errors.js';
@@ -19,18 +20,18 @@ export const CancelRequestSchema = z.strictObject({
   /** The business event whose notifications are withdrawn (every recipient of a fan-out). */
   eventId: IdentifierSchema,
   /** Absent: every cancellable purpose of the event. */
-  purpose: z.string().min(1).max(48).optional(),
+  purpose: z.optional(z.string().check(z.minLength(1), z.maxLength(48))),
   /** Absent: every channel. */
   channel: z.optional(ChannelSchema),
-  reason: z
-    .string()
-    .trim()
-    .min(3, 'a cancel needs a reason')
-    .max(200)
-    .refine(
+  reason: z.string().check(
+    z.trim(),
+    z.minLength(3, 'a cancel needs a reason'),
+    z.maxLength(200),
+    z.refine(
       (r) => !LOOKS_LIKE_EMAIL.test(r) && !LOOKS_LIKE_PHONE.test(r),
       'looks like it holds an email address or a phone number; use a ticket or refund id',
     ),
+  ),
   /** Recorded as `operator:<id>` (the CLI) or as given by the application (`app:<id>`). */
   operator: IdentifierSchema,
   /**
@@ -38,9 +39,11 @@ export const CancelRequestSchema = z.strictObject({
    * read by key instead of a scan of the table for the event. Rows not listed are still stopped by the
    * marker at their next dispatch; only the report (and a provider-side cancel) needs the visit.
    */
-  dedupeKeys: z.array(z.string().min(3).max(2048)).max(1000).optional(),
+  dedupeKeys: z.optional(
+    z.array(z.string().check(z.minLength(3), z.maxLength(2048))).check(z.maxLength(1000)),
+  ),
   /** How long to wait for a row that was already `dispatching` to reach its outcome. Default 10 s. */
-  waitMs: z.number().int().min(0).max(120_000).default(10_000),
+  waitMs: z._default(z.number().check(z.int(), z.minimum(0), z.maximum(120_000)), 10_000),
 });
 export type CancelRequest = z.input<typeof CancelRequestSchema>;
 

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
 import { KEY_TAG } from '../transports/labels.js';
@@ -110,22 +111,22 @@ const EmailSendSchema = z.object({
   to: z.string(),
   subject: z.string(),
   text: z.string(),
-  html: z.string().optional(),
-  attachments: z
-    .array(
+  html: z.optional(z.string()),
+  attachments: z.optional(
+    z.array(
       z.strictObject({
-        filename: z.string().min(1),
-        contentType: z.string().min(1),
+        filename: z.string().check(z.minLength(1)),
+        contentType: z.string().check(z.minLength(1)),
         contentBase64: z.string(),
       }),
-    )
-    .optional(),
-  tags: z.record(z.string(), z.string()).optional(),
+    ),
+  ),
+  tags: z.optional(z.record(z.string(), z.string())),
 });
 const SmsSendSchema = z.object({
   to: z.string(),
   text: z.string(),
-  tags: z.record(z.string(), z.string()).optional(),
+  tags: z.optional(z.record(z.string(), z.string())),
 });
 
 const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -177,7 +178,7 @@ const parseJson = (raw: string): { ok: true; value: unknown } | { ok: false } =>
   }
 };
 
-const issuesOf = (error: z.ZodError) =>
+const issuesOf = (error: z.core.$ZodError) =>
   error.issues.map((i) => ({ field: i.path.length ? i.path.join('.') : '(root)', message: i.message }));
 
 export const startProviderSimulator = async (

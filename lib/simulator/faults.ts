@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 
 /** Fault kinds the simulator can inject. Part of the public admin API (`POST /_sim/faults`). */
 export const FAULT_KINDS = [
@@ -20,43 +21,46 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export const FaultSpecSchema = z
   .strictObject({
-    match: z
-      .strictObject({
-        channel: z.enum(['email', 'sms']).optional(),
-        to: z.string().min(1).optional(),
-        idempotencyKey: z.string().min(1).optional(),
-      })
-      .default({}),
+    match: z._default(
+      z.strictObject({
+        channel: z.optional(z.enum(['email', 'sms'])),
+        to: z.optional(z.string().check(z.minLength(1))),
+        idempotencyKey: z.optional(z.string().check(z.minLength(1))),
+      }),
+      {},
+    ),
     fault: z.enum(FAULT_KINDS),
     /** How many matching requests the fault applies to (the first ones). */
-    times: z.number().int().min(1).max(100_000).default(1),
+    times: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(100_000)), 1),
     /** `status_429` only: the Retry-After header, in seconds (default 1). */
-    retryAfterSeconds: z.number().int().min(0).max(86_400).optional(),
+    retryAfterSeconds: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(86_400))),
     /** `delay` only: how long to hold the answer, in ms. */
-    delayMs: z.number().int().min(0).max(600_000).optional(),
+    delayMs: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(600_000))),
     /**
      * Any accepted send: hold the answer until a reader of the pull feed asks for events past the
      * message's last one (`GET /v1/events?after=`: a reader moves its cursor only once it has recorded
      * the page), then `afterMs` more, at most `maxMs` in all: the provider's event is recorded before the
      * sender hears the answer (an early bounce beats the `accepted` write).
      */
-    answerAfterEventsRead: z
-      .strictObject({
-        afterMs: z.number().int().min(0).max(60_000).default(500),
-        maxMs: z.number().int().min(1).max(600_000).default(4_000),
-      })
-      .optional(),
+    answerAfterEventsRead: z.optional(
+      z.strictObject({
+        afterMs: z._default(z.number().check(z.int(), z.minimum(0), z.maximum(60_000)), 500),
+        maxMs: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(600_000)), 4_000),
+      }),
+    ),
     /** Any accepted send: how long after acceptance the delivery (or bounce) event appears. */
-    deliverAfterMs: z.number().int().min(0).max(86_400_000).optional(),
+    deliverAfterMs: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(86_400_000))),
     /** Every event of the message appears twice (same event id), as at-least-once feeds do. */
-    duplicate: z.boolean().optional(),
+    duplicate: z.optional(z.boolean()),
     /** The message's events appear newest first (their timestamps still say the truth). */
-    outOfOrder: z.boolean().optional(),
+    outOfOrder: z.optional(z.boolean()),
   })
-  .refine((f) => f.fault !== 'delay' || f.delayMs !== undefined, {
-    message: 'a delay fault needs delayMs',
-    path: ['delayMs'],
-  });
+  .check(
+    z.refine((f) => f.fault !== 'delay' || f.delayMs !== undefined, {
+      message: 'a delay fault needs delayMs',
+      path: ['delayMs'],
+    }),
+  );
 export type FaultSpec = z.output<typeof FaultSpecSchema>;
 export type FaultSpecInput = z.input<typeof FaultSpecSchema>;
 

@@ -1,6 +1,7 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EVIDENCE_BATCH } from '../../infra/constructs/EvidenceRecorder.js';
+import { OUTCOME_BATCHING } from '../../infra/constructs/OutcomeEvents.js';
 import { RECONCILE_RETRY_ERRORS } from '../../infra/constructs/ReconcilerWorkflow.js';
 import { DEFAULT_FUNCTION_MEMORY_MB } from '../../infra/constructs/SendproofFunction.js';
 import { DEFAULT_RECONCILE_EVERY_MINUTES, DISPATCHER_TIMEOUT } from '../../infra/NotificationLedger.js';
@@ -539,6 +540,14 @@ describe('NotificationLedger synthesized with SES and SMS', () => {
       MaximumBatchingWindowInSeconds: EVIDENCE_BATCH.maxBatchingWindowSeconds,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
+    // The outcome events' stream source gathers 5 s by default (an invocation per 19 notifications at
+    // 10 million a month; 1 s was one per 4): test/infra/serviceLevels.test.ts sets 1 s explicitly.
+    const outcomesId = stack.getLogicalId(stack.ledger.outcomeEvents.function.fn.node.defaultChild as never);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: outcomesId },
+      MaximumBatchingWindowInSeconds: OUTCOME_BATCHING.maxBatchingWindowSeconds,
+    });
+    expect(OUTCOME_BATCHING.maxBatchingWindowSeconds).toBe(5);
     // No asynchronous invocation of the evidence function is left (nothing to retry out of sight).
     expect(
       Object.keys(template.findResources('AWS::Lambda::EventInvokeConfig')).filter((id) =>

@@ -1,7 +1,9 @@
+import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
+import { outcomeBatchingWindowSeconds } from '../../infra/constructs/OutcomeEvents.js';
 import type { NotificationLedgerProps } from '../../infra/NotificationLedger.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
 import { SLO_METRIC } from '../../lib/slo/metrics.js';
@@ -31,6 +33,8 @@ const WITH_ENDPOINT = (scope: never): NotificationLedgerProps => ({
     },
   ],
   outcomeEvents: {
+    // A caller that wants to hear within about a second pays an invocation per second per shard.
+    maxBatchingWindow: Duration.seconds(1),
     endpoints: [
       {
         tenant: 'acme-games',
@@ -212,4 +216,19 @@ describe('service level objectives and outcome events in AWS', () => {
     },
     SYNTH_TIMEOUT,
   );
+});
+
+describe('the outcome events window', () => {
+  it('defaults to 5 s and takes whole seconds from 0 to 300', () => {
+    expect(outcomeBatchingWindowSeconds(undefined)).toBe(5);
+    expect(outcomeBatchingWindowSeconds(Duration.seconds(0))).toBe(0);
+    expect(outcomeBatchingWindowSeconds(Duration.minutes(5))).toBe(300);
+  });
+
+  it('refuses a window Lambda would reject at deploy, at synth and by name', () => {
+    for (const bad of [Duration.seconds(301), Duration.millis(1500)])
+      expect(() => outcomeBatchingWindowSeconds(bad)).toThrow(
+        /maxBatchingWindow must be whole seconds from 0 to 300/,
+      );
+  });
 });

@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { ScenarioCosts } from '../../../bench/capacityCosts.js';
+import { holdRefreshes, type ScenarioCosts } from '../../../bench/capacityCosts.js';
 import type { CapacityCosts } from '../../../bench/capacityInputs.js';
 import { type MixInput, parseMix } from '../../../bench/capacityMix.js';
 import {
   capacityReport,
+  holdGateReads,
   modelAt,
   modelRun,
   perNotification,
   rateAtLimit,
   recordsPerBatch,
 } from '../../../bench/capacityModel.js';
+import { drainSealsWith } from '../../../bench/capacityPipeline.js';
 import { PRICES } from '../../../bench/cost.js';
 
 // The capacity model's arithmetic against cases computed by hand from round, made-up costs (not the
@@ -96,14 +98,29 @@ describe('per-notification composition', () => {
     const n = perNotification(COSTS, mix, mix.deployment);
     // ledger WCU: 0.5 × 2 (receipt) + 0.5 × 3.2 (SMS with a breaker) + 0.1 × (5 − 2) (retry's extra) = 2.9
     expect(n.dispatch.ledger!.writeUnits).toBeCloseTo(2.9, 10);
-    // ledger RCU: 0.5 × 1 (the receipt's cancel-marker read)
-    expect(n.dispatch.ledger!.readUnits).toBeCloseTo(0.5, 10);
+    // ledger RCU: 0.5 × 1 (the receipt's cancel-marker read) + 0.1 retries × 1 extra call × 1 (every
+    // email here is a cancellable receipt) × 1, the marker read again before the retry's call
+    expect(n.dispatch.ledger!.readUnits).toBeCloseTo(0.6, 10);
     // the retry's attention writes: 0.1 × 2; its provider request: 1 + 0.1 × (2 − 1)
     expect(n.dispatch['ledger/attention']!.writeUnits).toBeCloseTo(0.2, 10);
     expect(n.providerRequests).toBeCloseTo(1.1, 10);
     expect(n.transitions).toBeCloseTo(2.2, 10);
     expect(n.attentionWritesByState).toEqual({ retry_wait: 0.1, left: 0.1 });
     expect([n.emailShare, n.smsShare]).toEqual([0.5, 0.5]);
+  });
+
+  it('a fault’s extra provider call on a cancellable email reads the cancel marker again', () => {
+    const mix = mixOf({
+      purposes: [
+        { purpose: 'receipt', share: 0.5, channels: { email: 1 }, cancellable: true },
+        { purpose: 'password-reset', share: 0.5, channels: { email: 1 } },
+      ],
+      rates: { retry: 0.1, unknown: 0, bounce: 0 },
+    });
+    const n = perNotification(COSTS, mix, mix.deployment);
+    // 0.5 × 1 (each receipt's marker read) + 0.1 retries × 1 extra call × 0.5 cancellable × 1 read
+    expect(n.dispatch.ledger!.readUnits).toBeCloseTo(0.55, 10);
+    expect(n.dispatch.ledger!.readRequests).toBeCloseTo(0.55, 10);
   });
 
   it('pushed evidence: the pull feed’s per-event work leaves the reconcile function, the floor’s per event is the evidence function’s', () => {
@@ -264,5 +281,95 @@ describe('a run of known size', () => {
     expect(totals.dispatch.suppression!.readRequests).toBeCloseTo(10, 8);
     expect(totals.reconcileInvocations).toBeCloseTo(5, 8);
     expect(totals.providerRequests).toBeCloseTo(100, 8);
+  });
+});
+
+describe('the transport-hold gate (lib/rate/TransportHolds.ts check)', () => {
+  // 3 reads per refresh of 1 RCU each, a clear answer trusted for 5 s per process.
+  const HELD: CapacityCosts = {
+    ...COSTS,
+    holdCheck: { readsPerRefresh: 3, readUnitsPerRead: 1, refreshMs: 5_000 },
+  };
+
+  it('is read per environment and refresh, not per record', () => {
+    // 100/s of email: 1.4 concurrent environments (above), each refreshing 0.2 times a second, 3 reads
+    // each: 0.84 reads/s beside 100 records/s (the old model charged the measured reads per record)
+    const m = modelAt(HELD, mixOf(), 100);
+    expect(m.byFunction.dispatch.ledger!.readUnits).toBeCloseTo(0.84, 10);
+    expect(m.byFunction.dispatch.ledger!.readRequests).toBeCloseTo(10 + 0.84, 10);
+    // 10,000/s: 140 environments × 0.2 × 3 = 84 reads/s, not 10,000
+    expect(modelAt(HELD, mixOf(), 10_000).byFunction.dispatch.ledger!.readUnits).toBeCloseTo(84, 8);
+  });
+
+  it('never reads more often than records check, and once per transport', () => {
+    const email = mixOf();
+    const n = { emailShare: 1, smsShare: 0 };
+    // 0.1 records/s in one environment: each record finds the cache stale and reads once
+    expect(holdGateReads(HELD, email.deployment, 0.1, n, 1)).toBeCloseTo(0.1, 10);
+    // half email, half SMS at 100 records/s in 2 environments: 2 transports × 2 × 0.2 × 3 = 2.4 reads/s;
+    // one transport for both (the harness's simulator): 1.2
+    const half = { emailShare: 0.5, smsShare: 0.5 };
+    expect(holdGateReads(HELD, email.deployment, 100, half, 2)).toBeCloseTo(2.4, 10);
+    const shared = mixOf({}, { transports: 'shared' });
+    expect(holdGateReads(HELD, shared.deployment, 100, half, 2)).toBeCloseTo(1.2, 10);
+    // no measurement (results older than the split): no term, the reads stay in the kinds' costs
+    expect(holdGateReads(COSTS, email.deployment, 100, half, 2)).toBe(0);
+  });
+
+  it('a validation-sized run: 320 notifications at 8/s is 40 s of one environment, 8 refreshes', () => {
+    const totals = modelRun(HELD, mixOf(), { notifications: 320, rate: 8, runs: 10 });
+    // the fixture's email reads nothing else: 8 refreshes × 3 reads
+    expect(totals.dispatch.ledger!.readUnits).toBeCloseTo(24, 8);
+  });
+
+  it('a refresh is the reads of one item less than half a refresh apart', () => {
+    const reads = [0, 5, 30, 5_200, 5_210, 11_000].map((at) => ({ at, key: 'hold#a' }));
+    expect(holdRefreshes([...reads, { at: 100, key: 'hold#b' }], 5_000)).toBe(4);
+  });
+});
+
+describe('the sweep releases the seals a run wrote (bench/capacityPipeline.ts drainSeals)', () => {
+  it('runs the reconcile schedule just past each seal’s due time until none is left', async () => {
+    // Prepare: two seals due at 1 s and 40 s; a run releases every seal due by then (as sweepSeal does
+    // for a seal whose rows are final).
+    let clock = 0;
+    let seals = [{ dueAt: 1_000 }, { dueAt: 40_000 }];
+    const runsAt: number[] = [];
+    // Act
+    const left = await drainSealsWith(
+      {
+        seals: async () => seals,
+        run: async () => {
+          runsAt.push(clock);
+          seals = seals.filter((s) => s.dueAt > clock);
+        },
+        sleep: async (ms) => {
+          clock += ms;
+        },
+        now: () => clock,
+      },
+      120_000,
+    );
+    // Assess
+    expect(left).toBe(0);
+    expect(runsAt).toEqual([1_100, 40_100]);
+  });
+
+  it('stops at the timeout and says how many seals are left', async () => {
+    let clock = 0;
+    const left = await drainSealsWith(
+      {
+        // A seal the sweep keeps re-arming (its row is quarantined): never released.
+        seals: async () => [{ dueAt: clock }],
+        run: async () => undefined,
+        sleep: async (ms) => {
+          clock += ms;
+        },
+        now: () => clock,
+      },
+      3_000,
+    );
+    expect(left).toBe(1);
+    expect(clock).toBe(3_000);
   });
 });
