@@ -1,5 +1,6 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ConfigurationError } from './domain/errors.js';
+import './domain/zodLocale.js';
 import { ATTENTION_SHARDS } from './ledger/attentionIndex.js';
 import { RateSettingsSchema } from './rate/settings.js';
 
@@ -62,7 +63,24 @@ export const ENV = {
   region: 'AWS_REGION',
 } as const;
 
-const optionalUrl = z.url().optional();
+// Settings of one shape share one schema instance (schemas are immutable; an issue's path is the key's):
+// every instance built is module-init time at every cold start.
+const optionalUrl = z.optional(z.url());
+const optionalString = z.optional(z.string());
+const optionalArn = z.optional(z.string().check(z.startsWith('arn:')));
+/** A table or bucket name. */
+const optionalResourceName = z.optional(z.string().check(z.minLength(3)));
+const optionalNonEmpty = z.optional(z.string().check(z.minLength(1)));
+const optionalPort = z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(65_535)));
+
+/**
+ * A custom issue from a transform, as classic zod's `ctx.addIssue({ code: 'custom', message })` made it
+ * (zod/mini's transform context has no `addIssue`: the issue is pushed onto the payload, which is all
+ * classic's helper did). The object schema prefixes the setting's name as the issue's path.
+ */
+const addIssue = (ctx: z.core.ParsePayload, message: string): void => {
+  ctx.issues.push({ code: 'custom', message, input: ctx.value });
+};
 
 export const EMAIL_TRANSPORTS = ['ses', 'simulator', 'rest', 'resend', 'sendgrid'] as const;
 export const SMS_TRANSPORTS = ['sms-v2', 'simulator', 'rest', 'twilio'] as const;
@@ -73,10 +91,9 @@ export const SMS_TRANSPORTS = ['sms-v2', 'simulator', 'rest', 'twilio'] as const
  * name twice; `simulator` and `rest` share one base URL, so at most one of them.
  */
 const providerList = <T extends string>(names: readonly [T, ...T[]]) =>
-  z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
+  z.pipe(
+    optionalString,
+    z.transform((raw, ctx) => {
       if (raw === undefined) return undefined;
       const trimmed = raw.trim();
       let items: unknown;
@@ -85,18 +102,18 @@ const providerList = <T extends string>(names: readonly [T, ...T[]]) =>
       } catch {
         items = undefined;
       }
-      const parsed = z.array(z.enum(names)).min(1).max(4).safeParse(items);
+      const parsed = z.array(z.enum(names)).check(z.minLength(1), z.maxLength(4)).safeParse(items);
       if (!parsed.success) {
-        ctx.addIssue({ code: 'custom', message: `must list providers among ${names.join(', ')}` });
+        addIssue(ctx, `must list providers among ${names.join(', ')}`);
         return z.NEVER;
       }
       const list = parsed.data;
-      if (new Set(list).size !== list.length)
-        ctx.addIssue({ code: 'custom', message: 'names a provider twice' });
+      if (new Set(list).size !== list.length) addIssue(ctx, 'names a provider twice');
       if (list.includes('rest' as T) && list.includes('simulator' as T))
-        ctx.addIssue({ code: 'custom', message: 'rest and simulator share one base URL: list one of them' });
+        addIssue(ctx, 'rest and simulator share one base URL: list one of them');
       return list;
-    });
+    }),
+  );
 
 /**
  * The provider circuit (lib/transports/health.ts), per provider, shared by every execution environment:
@@ -107,10 +124,10 @@ const providerList = <T extends string>(names: readonly [T, ...T[]]) =>
  * the check across them.
  */
 export const ProviderCircuitFields = z.strictObject({
-  failures: z.number().int().min(1).max(1000).default(5),
-  windowSeconds: z.number().int().min(1).max(3600).default(60),
-  openSeconds: z.number().int().min(1).max(3600).default(60),
-  cacheMs: z.number().int().min(0).max(60_000).default(1000),
+  failures: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 5),
+  windowSeconds: z._default(z.number().check(z.int(), z.gte(1), z.lte(3600)), 60),
+  openSeconds: z._default(z.number().check(z.int(), z.gte(1), z.lte(3600)), 60),
+  cacheMs: z._default(z.number().check(z.int(), z.gte(0), z.lte(60_000)), 1000),
   /**
    * Slow delivery reports (lib/transports/reportLag.ts): a report that reaches the ledger more than
    * `reportLagSeconds` after the provider accepted the message is late. The reconcile run looks at the
@@ -118,66 +135,65 @@ export const ProviderCircuitFields = z.strictObject({
    * `reportMinSample` of them were accepted and a share of at least `reportLateShare` has no report in
    * time, the provider's circuit opens (`slow_reports:<late>/<accepted>/<window>s`).
    */
-  reportLagSeconds: z.number().int().min(60).max(86_400).default(600),
-  reportWindowSeconds: z.number().int().min(120).max(86_400).default(1800),
-  reportMinSample: z.number().int().min(1).max(1_000_000).default(20),
-  reportLateShare: z.number().gt(0).max(1).default(0.5),
+  reportLagSeconds: z._default(z.number().check(z.int(), z.gte(60), z.lte(86_400)), 600),
+  reportWindowSeconds: z._default(z.number().check(z.int(), z.gte(120), z.lte(86_400)), 1800),
+  reportMinSample: z._default(z.number().check(z.int(), z.gte(1), z.lte(1_000_000)), 20),
+  reportLateShare: z._default(z.number().check(z.gt(0), z.lte(1)), 0.5),
 });
-export const ProviderCircuitSchema = ProviderCircuitFields.refine(
-  (s) => s.reportWindowSeconds > s.reportLagSeconds,
-  {
+export const ProviderCircuitSchema = ProviderCircuitFields.check(
+  z.refine((s) => s.reportWindowSeconds > s.reportLagSeconds, {
     message: 'reportWindowSeconds must be longer than reportLagSeconds (else no minute is ever judged)',
     path: ['reportWindowSeconds'],
-  },
+  }),
 );
 export type ProviderCircuitSettings = z.output<typeof ProviderCircuitSchema>;
 
 export const ConfigSchema = z.object({
-  ledgerTable: z.string().min(3).optional(),
-  suppressionTable: z.string().min(3).optional(),
-  archiveBucket: z.string().min(3).optional(),
-  archiveMirrorDir: z.string().optional(),
+  ledgerTable: optionalResourceName,
+  suppressionTable: optionalResourceName,
+  archiveBucket: optionalResourceName,
+  archiveMirrorDir: optionalString,
   /** Object Lock days for a purpose that names no `archiveRetentionDays` (the bucket default). */
-  archiveRetentionDays: z.coerce.number().int().min(1).max(36_500).optional(),
+  archiveRetentionDays: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(36_500))),
   /** The archiver's on-failure destination (SQS): batches given up after the retries, for the backfill. */
   archiveFailuresUrl: optionalUrl,
   /** KMS asymmetric key (RSA, SIGN_VERIFY) that signs the archive digests. */
-  digestKeyId: z.string().min(1).optional(),
+  digestKeyId: optionalNonEmpty,
   queueUrl: optionalUrl,
   dlqUrl: optionalUrl,
   /** Local/dev only; in AWS the key comes from Secrets Manager (contentHashSecretArn). */
-  contentHashKey: z.string().min(16).optional(),
-  contentHashSecretArn: z.string().startsWith('arn:').optional(),
-  emailTransport: z.enum(EMAIL_TRANSPORTS).default('ses'),
-  smsTransport: z.enum(SMS_TRANSPORTS).default('simulator'),
+  contentHashKey: z.optional(z.string().check(z.minLength(16))),
+  contentHashSecretArn: optionalArn,
+  emailTransport: z._default(z.enum(EMAIL_TRANSPORTS), 'ses'),
+  smsTransport: z._default(z.enum(SMS_TRANSPORTS), 'simulator'),
   /** Ordered email providers (failover); absent: `emailTransport` alone. Its first entry is the primary. */
   emailProviders: providerList(EMAIL_TRANSPORTS),
   /** Ordered SMS providers (failover); absent: `smsTransport` alone. */
   smsProviders: providerList(SMS_TRANSPORTS),
   /** Provider circuit settings (JSON, ProviderCircuitSchema); absent: the defaults. */
-  providerCircuit: z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
+  providerCircuit: z.pipe(
+    optionalString,
+    z.transform((raw, ctx) => {
       let value: unknown = {};
       try {
         value = raw ? JSON.parse(raw) : {};
       } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+        addIssue(ctx, 'must be JSON');
         return z.NEVER;
       }
       const parsed = ProviderCircuitSchema.safeParse(value);
       if (parsed.success) return parsed.data;
-      ctx.addIssue({
-        code: 'custom',
-        message: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
-      });
+      addIssue(
+        ctx,
+        parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+      );
       return z.NEVER;
     }),
-  emailFrom: z.string().min(3).default('no-reply@sendproof.local'),
-  sesConfigurationSet: z.string().optional(),
-  smsOriginationIdentity: z.string().optional(),
-  smsConfigurationSet: z.string().optional(),
+  ),
+  emailFrom: z._default(z.string().check(z.minLength(3)), 'no-reply@sendproof.local'),
+  sesConfigurationSet: optionalString,
+  smsOriginationIdentity: optionalString,
+  smsConfigurationSet: optionalString,
   restBaseUrl: optionalUrl,
   /**
    * How long the REST provider (and the simulator) remembers an Idempotency-Key. The replay window is
@@ -185,51 +201,47 @@ export const ConfigSchema = z.object({
    * replay after the provider forgot the key, which is a second send. At least 2 minutes (the replay
    * margin is one), at most 30 days. Default 24 h.
    */
-  restKeyRetentionSeconds: z.coerce
-    .number()
-    .int()
-    .min(120)
-    .max(30 * 86_400)
-    .default(86_400),
-  providerSecretArn: z.string().startsWith('arn:').optional(),
+  restKeyRetentionSeconds: z._default(
+    z.coerce.number().check(z.int(), z.gte(120), z.lte(30 * 86_400)),
+    86_400,
+  ),
+  providerSecretArn: optionalArn,
   /** KMS key that seals parked intents (AWS Encryption SDK). */
-  sealKeyArn: z.string().startsWith('arn:').optional(),
+  sealKeyArn: optionalArn,
   /** Local/dev only: a base64 32-byte AES key for the raw AES keyring. */
-  sealLocalKey: z
-    .string()
-    .refine((v) => Buffer.from(v, 'base64').byteLength === 32, 'must be 32 bytes, base64')
-    .optional(),
+  sealLocalKey: z.optional(
+    z.string().check(z.refine((v) => Buffer.from(v, 'base64').byteLength === 32, 'must be 32 bytes, base64')),
+  ),
   /** The intake queue's maxReceiveCount: the dispatcher seals on the last receive. */
-  maxReceiveCount: z.coerce.number().int().min(1).max(1000).optional(),
+  maxReceiveCount: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(1000))),
   /** How long after a parked message's due time the sweep looks (the queue message normally comes first). */
-  parkGraceSeconds: z.coerce.number().int().min(1).max(43_200).optional(),
+  parkGraceSeconds: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(43_200))),
   /** Webhook signing secrets (JSON `{ resend?, twilio?, sendgrid? }`) in Secrets Manager. */
-  webhookSecretArn: z.string().startsWith('arn:').optional(),
+  webhookSecretArn: optionalArn,
   /** Local/dev only: the same JSON inline (the local stack's generated test secrets). */
-  webhookSecrets: z.string().optional(),
+  webhookSecrets: optionalString,
   /** The evidence endpoint's Twilio path; the key hash is added as `?k=`. */
   twilioStatusCallbackUrl: optionalUrl,
   /** Local stack only: the port the functions worker serves the evidence endpoint on. */
-  localWebhookPort: z.coerce.number().int().min(1).max(65_535).optional(),
+  localWebhookPort: optionalPort,
   /** Console in AWS: the archive's Athena workgroup and Glue database for the named audit queries. */
-  athenaWorkGroup: z.string().min(1).optional(),
-  athenaDatabase: z.string().min(1).optional(),
+  athenaWorkGroup: optionalNonEmpty,
+  athenaDatabase: optionalNonEmpty,
   /** Local stack only: the port of the SES event emitter (lib/local/SesEventEmitter.ts) in front of the inbox. */
-  localSesEmitterPort: z.coerce.number().int().min(1).max(65_535).optional(),
+  localSesEmitterPort: optionalPort,
   /** Local stack only: aws-ses-v2-local's URL, behind the emitter. */
   localSesUpstream: optionalUrl,
   /** The EventBridge bus outcome events are published to (functions/outcomes). */
-  eventBusName: z.string().min(1).max(256).optional(),
+  eventBusName: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   /** Local stack only: the local event bus's folder (outcomes.jsonl, dead-letter.jsonl). */
-  localEventsDir: z.string().optional(),
+  localEventsDir: optionalString,
   /**
    * Local stack only: caller endpoints the local bus POSTs every event to, as an API destination would:
    * JSON `[{ "url": "http://127.0.0.1:9000/hook", "tenant": "acme-games" }]` (tenant optional: all).
    */
-  localEventEndpoints: z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
+  localEventEndpoints: z.pipe(
+    optionalString,
+    z.transform((raw, ctx) => {
       if (!raw) return [] as Array<{ url: string; tenant?: string }>;
       let value: unknown;
       try {
@@ -238,52 +250,56 @@ export const ConfigSchema = z.object({
         value = undefined;
       }
       const parsed = z
-        .array(z.strictObject({ url: z.url(), tenant: z.string().min(1).optional() }))
+        .array(z.strictObject({ url: z.url(), tenant: z.optional(z.string().check(z.minLength(1))) }))
         .safeParse(value);
       if (parsed.success) return parsed.data;
-      ctx.addIssue({ code: 'custom', message: 'must be a JSON array of { url, tenant? }' });
+      addIssue(ctx, 'must be a JSON array of { url, tenant? }');
       return z.NEVER;
     }),
-  purposes: z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
+  ),
+  purposes: z.pipe(
+    optionalString,
+    z.transform((raw, ctx) => {
       if (!raw) return [] as unknown[];
       try {
         const value = JSON.parse(raw) as unknown;
         if (!Array.isArray(value)) throw new ConfigurationError('SENDPROOF_PURPOSES is not a JSON array');
         return value as unknown[];
       } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be a JSON array of purpose policies' });
+        addIssue(ctx, 'must be a JSON array of purpose policies');
         return z.NEVER;
       }
     }),
+  ),
   /** Send pace per transport and quota per tenant (JSON, lib/rate/settings.ts). Absent: no pacing. */
-  rateLimits: z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
+  rateLimits: z.pipe(
+    optionalString,
+    z.transform((raw, ctx) => {
       if (!raw) return undefined;
       try {
         const parsed = RateSettingsSchema.safeParse(JSON.parse(raw));
         if (parsed.success) return parsed.data;
-        ctx.addIssue({
-          code: 'custom',
-          message: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
-        });
+        addIssue(
+          ctx,
+          parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+        );
       } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+        addIssue(ctx, 'must be JSON');
       }
       return z.NEVER;
     }),
-  templatesDir: z.string().optional(),
-  leaseSeconds: z.coerce.number().int().min(5).max(900).default(90),
-  recordConcurrency: z.coerce.number().int().min(1).max(50).default(5),
+  ),
+  templatesDir: optionalString,
+  leaseSeconds: z._default(z.coerce.number().check(z.int(), z.gte(5), z.lte(900)), 90),
+  recordConcurrency: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(50)), 5),
   /**
    * Shards of the attention index's partition key (lib/ledger/attentionIndex.ts). Every function and the
    * CLI must use the same figure for one table; it may grow, never shrink.
    */
-  attentionShards: z.coerce.number().int().min(1).max(ATTENTION_SHARDS.max).default(ATTENTION_SHARDS.default),
+  attentionShards: z._default(
+    z.coerce.number().check(z.int(), z.gte(1), z.lte(ATTENTION_SHARDS.max)),
+    ATTENTION_SHARDS.default,
+  ),
   endpointDynamoDb: optionalUrl,
   endpointSqs: optionalUrl,
   endpointS3: optionalUrl,
@@ -291,7 +307,7 @@ export const ConfigSchema = z.object({
   endpointSmsV2: optionalUrl,
   endpointEventBridge: optionalUrl,
   endpointAthena: optionalUrl,
-  region: z.string().default('us-east-1'),
+  region: z._default(z.string(), 'us-east-1'),
 });
 export type Config = z.output<typeof ConfigSchema> & {
   /**

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 
 /**
  * What the intake queue carries: a caller's intent (any JSON the intent schema judges), or a resume
@@ -16,17 +17,20 @@ export interface ResendOrder {
 
 export const RESUME_MARKER = 'sendproof.resume/v1';
 
-const ResumeSchema = z.strictObject({
-  type: z.literal(RESUME_MARKER),
-  logicalKey: z.string().min(3).max(2048),
-  resend: z
-    .strictObject({
-      dedupeKey: z.string().min(3).max(2048),
-      decisionId: z.string().min(1).max(128),
-      channel: z.enum(['email', 'sms']),
-    })
-    .optional(),
-});
+// Built on the first body that carries the marker: an intent (the common first message) never needs it.
+let resumeSchema: ReturnType<typeof buildResumeSchema> | undefined;
+const buildResumeSchema = () =>
+  z.strictObject({
+    type: z.literal(RESUME_MARKER),
+    logicalKey: z.string().check(z.minLength(3), z.maxLength(2048)),
+    resend: z.optional(
+      z.strictObject({
+        dedupeKey: z.string().check(z.minLength(3), z.maxLength(2048)),
+        decisionId: z.string().check(z.minLength(1), z.maxLength(128)),
+        channel: z.enum(['email', 'sms']),
+      }),
+    ),
+  });
 
 export const resumeMessage = (logicalKey: string, resend?: ResendOrder): string =>
   JSON.stringify({ type: RESUME_MARKER, logicalKey, ...(resend ? { resend } : {}) });
@@ -34,7 +38,8 @@ export const resumeMessage = (logicalKey: string, resend?: ResendOrder): string 
 export const parseQueueMessage = (body: string): QueueMessage => {
   if (!body.includes(RESUME_MARKER)) return { kind: 'intent' };
   try {
-    const parsed = ResumeSchema.safeParse(JSON.parse(body));
+    resumeSchema ??= buildResumeSchema();
+    const parsed = resumeSchema.safeParse(JSON.parse(body));
     if (!parsed.success) return { kind: 'intent' };
     const { logicalKey, resend } = parsed.data;
     return { kind: 'resume', logicalKey, ...(resend ? { resend } : {}) };

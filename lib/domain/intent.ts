@@ -1,6 +1,8 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import './zodLocale.js';
 import type { Clock } from './clock.js';
 import { type FieldIssue, IntentValidationError } from './errors.js';
+import { IdentifierSchema, KEY_COMPONENT, KEY_COMPONENT_MESSAGE } from './identifier.js';
 import {
   type Channel,
   ChannelSchema,
@@ -9,18 +11,9 @@ import {
   SCHEDULE_HORIZON_DAYS,
 } from './purposes.js';
 
-/**
- * Identifiers that become part of a dedupe key (tenant, purpose, event id, recipient ref, resend decision
- * id): no `:` (the key separator), no spaces, bounded, and never an address. The key is the ledger's
- * partition key and appears in every log line (`dedupeKey`), the archive and operator output, so `@` and
- * `+` are refused here, the same rule `safeHints` (lib/dispatch/sideRows.ts) applies to what it keeps: a
- * value such as `jane.doe@example.com` or `+15555550123` in any key component is a validation error at the
- * boundary, never a key. Providers see none of these (lib/transports/labels.ts: an opaque label).
- */
-export const KEY_COMPONENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-export const KEY_COMPONENT_MESSAGE =
-  'must be 1-128 characters of letters, digits and . _ - (no @ or +: a key part is never an address)';
-export const IdentifierSchema = z.string().min(1).max(128).regex(KEY_COMPONENT, KEY_COMPONENT_MESSAGE);
+// The key-component rule lives in identifier.ts, so a module that needs only it (the outcome events) does
+// not build the intent schema at its cold start; exported here as before.
+export { IdentifierSchema, KEY_COMPONENT, KEY_COMPONENT_MESSAGE };
 
 const MAX_INTENT_BYTES = 64 * 1024;
 const MAX_DATA_BYTES = 16 * 1024;
@@ -29,14 +22,14 @@ const MAX_PUBLISHED_AHEAD_MS = 5 * 60_000;
 /** How far ahead an intent may be scheduled unless configured otherwise (`scheduleHorizonMs`). */
 export const DEFAULT_SCHEDULE_HORIZON_MS = SCHEDULE_HORIZON_DAYS * 86_400_000;
 
-const JsonValue: z.ZodType<unknown> = z.lazy(() =>
+const JsonValue: z.ZodMiniType<unknown> = z.lazy(() =>
   z.union([
-    z.string().max(4096),
+    z.string().check(z.maxLength(4096)),
     z.number(),
     z.boolean(),
     z.null(),
-    z.array(JsonValue).max(200),
-    z.record(z.string().max(64), JsonValue),
+    z.array(JsonValue).check(z.maxLength(200)),
+    z.record(z.string().check(z.maxLength(64)), JsonValue),
   ]),
 );
 
@@ -44,77 +37,85 @@ export const AttachmentRefSchema = z.strictObject({
   /** Immutable reference (s3://bucket/key?versionId=… or https://…); fetched and verified at dispatch. */
   uri: z
     .string()
-    .max(2048)
-    .regex(/^(s3|https?|file):\/\/\S+$/, 'must be an s3://, https:// or file:// reference'),
-  sha256: z.string().regex(/^[a-f0-9]{64}$/, 'must be 64 lowercase hex characters'),
+    .check(
+      z.maxLength(2048),
+      z.regex(/^(s3|https?|file):\/\/\S+$/, 'must be an s3://, https:// or file:// reference'),
+    ),
+  sha256: z.string().check(z.regex(/^[a-f0-9]{64}$/, 'must be 64 lowercase hex characters')),
   filename: z
     .string()
-    .min(1)
-    .max(255)
-    .regex(/^[\p{L}\p{N} ._()+-]+$/u, 'must be letters, digits, spaces and . _ ( ) + - only'),
-  contentType: z.string().regex(/^[a-z]+\/[a-z0-9.+-]+$/i, 'must be a MIME type such as application/pdf'),
+    .check(
+      z.minLength(1),
+      z.maxLength(255),
+      z.regex(/^[\p{L}\p{N} ._()+-]+$/u, 'must be letters, digits, spaces and . _ ( ) + - only'),
+    ),
+  contentType: z
+    .string()
+    .check(z.regex(/^[a-z]+\/[a-z0-9.+-]+$/i, 'must be a MIME type such as application/pdf')),
 });
 export type AttachmentRef = z.infer<typeof AttachmentRefSchema>;
 
 export const IntentSchemaV1 = z.strictObject({
-  version: z.literal(1).default(1),
+  version: z._default(z.literal(1), 1),
   /** The immutable business event: password-reset challenge, order, report. */
   eventId: IdentifierSchema,
-  purpose: z.string().min(1).max(48).regex(KEY_COMPONENT, KEY_COMPONENT_MESSAGE),
+  purpose: z.string().check(z.minLength(1), z.maxLength(48), z.regex(KEY_COMPONENT, KEY_COMPONENT_MESSAGE)),
   recipient: z.strictObject({
     /** Opaque reference to the recipient (user id). The only recipient field the ledger keeps. */
     ref: IdentifierSchema,
-    email: z.email().max(254).optional(),
-    phone: z
-      .string()
-      .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +15555550123')
-      .optional(),
+    email: z.optional(z.email().check(z.maxLength(254))),
+    phone: z.optional(
+      z.string().check(z.regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +15555550123')),
+    ),
   }),
   channels: z
     .array(ChannelSchema)
-    .min(1)
-    .max(2)
-    .refine((c) => new Set(c).size === c.length, 'must not repeat a channel')
+    .check(
+      z.minLength(1),
+      z.maxLength(2),
+      z.refine((c) => new Set(c).size === c.length, 'must not repeat a channel'),
+    )
     // The refinement has no JSON Schema form of its own; this says the same to schema/intent-v1.json.
-    .meta({ uniqueItems: true }),
-  delivery: z.enum(['all', 'fallback']).optional(),
+    .register(z.globalRegistry, { uniqueItems: true }),
+  delivery: z.optional(z.enum(['all', 'fallback'])),
   template: z.strictObject({
     id: IdentifierSchema,
     revision: z
       .string()
-      .regex(/^[A-Za-z0-9._-]{1,32}$/, 'must be 1-32 characters of letters, digits and . _ -'),
+      .check(z.regex(/^[A-Za-z0-9._-]{1,32}$/, 'must be 1-32 characters of letters, digits and . _ -')),
   }),
-  locale: z
-    .string()
-    .regex(/^[a-z]{2,3}(-[A-Z][A-Za-z]{1,3})?$/, 'must look like en, pt or pt-BR')
-    .optional(),
-  data: z.record(z.string().max(64), JsonValue).optional(),
+  locale: z.optional(
+    z.string().check(z.regex(/^[a-z]{2,3}(-[A-Z][A-Za-z]{1,3})?$/, 'must look like en, pt or pt-BR')),
+  ),
+  data: z.optional(z.record(z.string().check(z.maxLength(64)), JsonValue)),
   /** Values rendered into the message and never persisted or logged (reset tokens, OTPs). */
-  secrets: z.record(z.string().max(64), z.string().min(1).max(2048)).optional(),
-  expiresAt: z.iso.datetime({ offset: true }).optional(),
+  secrets: z.optional(
+    z.record(z.string().check(z.maxLength(64)), z.string().check(z.minLength(1), z.maxLength(2048))),
+  ),
+  expiresAt: z.optional(z.iso.datetime({ offset: true })),
   /**
    * Send no earlier than this. The channels are claimed at once in `scheduled` (so a duplicate publish
    * does nothing), the intent is sealed, and the ledger's sweep dispatches it when due, with every gate
    * evaluated then. Not part of the identity: a second publish with another sendAt is the same message.
    */
-  sendAt: z.iso.datetime({ offset: true }).optional(),
+  sendAt: z.optional(z.iso.datetime({ offset: true })),
   /**
    * When the caller published the intent; publishIntents() sets it. The service level objectives measure
    * from it (or from sendAt, when later); without it, from the queue's SentTimestamp. Not part of the
    * identity and not rendered: a second publish of the same message with another time is the same message.
    */
-  publishedAt: z.iso.datetime({ offset: true }).optional(),
-  attachments: z.array(AttachmentRefSchema).max(5).optional(),
-  tenant: IdentifierSchema.default('default'),
+  publishedAt: z.optional(z.iso.datetime({ offset: true })),
+  attachments: z.optional(z.array(AttachmentRefSchema).check(z.maxLength(5))),
+  tenant: z._default(IdentifierSchema, 'default'),
   /** The caller's own id for this intent; informational only, never part of the dedupe key. */
-  intentId: z.string().max(128).optional(),
+  intentId: z.optional(z.string().check(z.maxLength(128))),
   /** Set only on an operator-approved resend: a new logical message explicitly linked to the old key. */
-  resendOf: z
-    .strictObject({
-      dedupeKey: z.string().min(1).max(512),
+  resendOf: z.optional(
+    z.strictObject({
+      dedupeKey: z.string().check(z.minLength(1), z.maxLength(512)),
       decisionId: IdentifierSchema,
-    })
-    .optional(),
+    }),
+  ),
 });
 
 export type Intent = z.output<typeof IntentSchemaV1>;

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import './zodLocale.js';
 import { IntentSchemaV1 } from './intent.js';
 
 /** Where the generated schema is committed (and shipped as `sendproof/schema/intent-v1.json`). */

@@ -1,5 +1,5 @@
-import en from 'zod/v4/locales/en.js';
 import { config } from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 
 /**
  * Sendproof validates with `zod/mini`: the same schemas, parser and issue format as classic zod, but

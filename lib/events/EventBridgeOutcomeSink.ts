@@ -1,5 +1,6 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { OUTCOME_EVENT_SOURCE, type OutcomeEvent } from './outcomeEvent.js';
+import { OUTCOME_EVENT_SOURCE } from './outcomeConstants.js';
+import type { OutcomeEvent } from './outcomeEvent.js';
 import type { OutcomeEventSink } from './port.js';
 
 /**

@@ -2,15 +2,11 @@ import { createHash } from 'node:crypto';
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { ArchiveRecord } from '../archive/schema.js';
 import { transitionsOf } from '../archive/transitions.js';
-import { IdentifierSchema } from '../domain/intent.js';
+import { IdentifierSchema } from '../domain/identifier.js';
 import type { DeliveryState } from '../domain/states.js';
 import type { EvidenceFact } from '../evidence/facts.js';
-import {
-  CALLER_FACTS,
-  CALLER_STATES,
-  OUTCOME_EVENT_SCHEMA_VERSION,
-  type OutcomeEvent,
-} from './outcomeEvent.js';
+import { CALLER_FACTS, CALLER_STATES, OUTCOME_EVENT_SCHEMA_VERSION } from './outcomeConstants.js';
+import type { OutcomeEvent } from './outcomeEvent.js';
 
 const callerStates = new Set<string>(CALLER_STATES);
 const callerFacts = new Set<string>(CALLER_FACTS);

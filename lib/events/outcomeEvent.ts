@@ -1,43 +1,21 @@
-import * as z from 'zod';
-import { IdentifierSchema } from '../domain/intent.js';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
+import { IdentifierSchema } from '../domain/identifier.js';
 import { ChannelSchema } from '../domain/purposes.js';
 import { STATES } from '../domain/states.js';
 import { FACTS } from '../evidence/facts.js';
+import {
+  CALLER_FACTS,
+  CALLER_STATES,
+  OUTCOME_EVENT_SCHEMA_VERSION,
+  OUTCOME_EVENT_SOURCE,
+} from './outcomeConstants.js';
 
-/** Bumped when the event's shape changes incompatibly; consumers switch on it. */
-export const OUTCOME_EVENT_SCHEMA_VERSION = 1;
+// The constants live in outcomeConstants.ts, so the outcomes function (which maps rows to events and never
+// parses one) does not build the schema at its cold start; exported here as before.
+export { CALLER_FACTS, CALLER_STATES, OUTCOME_EVENT_SCHEMA_VERSION, OUTCOME_EVENT_SOURCE };
 
-/** EventBridge `source` of every outcome event. */
-export const OUTCOME_EVENT_SOURCE = 'sendproof';
-
-/**
- * The states a calling service is told about. The working states (`claimed`, `dispatching`,
- * `retry_wait`) are the ledger's business: a caller learns where a message went, not how often a worker
- * touched it. `unknown`, `quarantined` and `stalled` are told, because they are where a message waits
- * for evidence or a human.
- */
-export const CALLER_STATES = [
-  'scheduled',
-  'provider_scheduled',
-  'accepted',
-  'rejected',
-  'unknown',
-  'quarantined',
-  'stalled',
-  'expired',
-  'suppressed',
-  'blocked',
-  'invalid',
-  'cancelled',
-  'resolved_accepted',
-  'resolved_rejected',
-  'superseded',
-] as const satisfies readonly (typeof STATES)[number][];
-
-/** Provider facts a caller is told about: all but `sent`, which only repeats `accepted`. */
-export const CALLER_FACTS = FACTS.filter((f) => f !== 'sent');
-
-const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
+const nullable = <T extends z.ZodMiniType>(schema: T) => z.nullable(schema);
 
 /**
  * One outcome event, version 1: what became of one message on one channel. It carries identities,
@@ -50,31 +28,31 @@ const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
  */
 export const OutcomeEventSchemaV1 = z.strictObject({
   schemaVersion: z.literal(OUTCOME_EVENT_SCHEMA_VERSION),
-  id: z.string().regex(/^oe_[a-f0-9]{32}$/),
+  id: z.string().check(z.regex(/^oe_[a-f0-9]{32}$/)),
   /** `notification.state.<state>` or `notification.fact.<fact>` (also the EventBridge detail-type). */
-  type: z.string().regex(/^notification\.(state|fact)\.[a-z_]+$/),
+  type: z.string().check(z.regex(/^notification\.(state|fact)\.[a-z_]+$/)),
   /** `state`: the message moved to `state`; `fact`: a provider reported `fact`, the state did not move. */
   kind: z.enum(['state', 'fact']),
   tenant: IdentifierSchema,
-  purpose: z.string().min(1).max(48),
+  purpose: z.string().check(z.minLength(1), z.maxLength(48)),
   /** The business event the intent was published for (challenge, order, report). */
   eventId: IdentifierSchema,
   recipientRef: IdentifierSchema,
   channel: ChannelSchema,
   /** The readable dedupe key: one message on one channel (the ledger row). */
-  notificationKey: z.string().min(1).max(1024),
+  notificationKey: z.string().check(z.minLength(1), z.maxLength(1024)),
   state: z.enum(STATES),
   /** The state it left; null when the row was created in `state`. A fact leaves it unchanged. */
   previousState: nullable(z.enum(STATES)),
   /** The row version this transition produced (a fact: the version it was recorded against). */
-  version: z.number().int().min(1),
+  version: z.number().check(z.int(), z.gte(1)),
   /** When it happened, ISO-8601 UTC (a fact: the provider's time). */
   time: z.iso.datetime(),
   fact: nullable(z.enum(FACTS)),
   /** Short machine-readable reason (`gates_passed`, `provider_timeout_after_send`, `ses:Bounce:Permanent/General`). */
-  reason: nullable(z.string().max(512)),
-  providerMessageId: nullable(z.string().max(512)),
-  transport: nullable(z.string().max(64)),
+  reason: nullable(z.string().check(z.maxLength(512))),
+  providerMessageId: nullable(z.string().check(z.maxLength(512))),
+  transport: nullable(z.string().check(z.maxLength(64))),
 });
 export type OutcomeEvent = z.output<typeof OutcomeEventSchemaV1>;
 

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 
 /**
  * Deployment-wide send-rate settings (`SENDPROOF_RATE_LIMITS`, JSON): a pace per transport and a quota
@@ -6,22 +7,28 @@ import * as z from 'zod';
  */
 export const TransportRateSchema = z.strictObject({
   /** The provider's send quota: the AIMD ceiling. */
-  perSecond: z.number().positive().max(10_000),
+  perSecond: z.number().check(z.positive(), z.lte(10_000)),
   /** The lowest pace a run of throttles may bring it to. Default: a tenth of the ceiling. */
-  floorPerSecond: z.number().positive().max(10_000).optional(),
+  floorPerSecond: z.optional(z.number().check(z.positive(), z.lte(10_000))),
   /** Slot length: one shared counter per slot; a longer slot is fewer writes and a burstier start. */
-  slotMs: z.number().int().min(50).max(1000).default(500),
+  slotMs: z._default(z.number().check(z.int(), z.gte(50), z.lte(1000)), 500),
 });
 
 export const RateSettingsSchema = z.strictObject({
-  transports: z.record(z.string().min(1), TransportRateSchema).default({}),
+  transports: z._default(z.record(z.string().check(z.minLength(1)), TransportRateSchema), {}),
   /** Sends per minute per tenant (all channels). */
-  tenants: z.record(z.string().min(1), z.strictObject({ perMinute: z.number().int().min(1) })).default({}),
+  tenants: z._default(
+    z.record(
+      z.string().check(z.minLength(1)),
+      z.strictObject({ perMinute: z.number().check(z.int(), z.gte(1)) }),
+    ),
+    {},
+  ),
   /**
    * The longest a dispatcher waits in memory for a token. Beyond it the row is written `retry_wait`
    * (`paced`, no attempt spent) and the message comes back when the token is due.
    */
-  maxWaitMs: z.number().int().min(0).max(10_000).default(2_000),
+  maxWaitMs: z._default(z.number().check(z.int(), z.gte(0), z.lte(10_000)), 2_000),
 });
 export type RateSettings = z.output<typeof RateSettingsSchema>;
 export type RateSettingsInput = z.input<typeof RateSettingsSchema>;

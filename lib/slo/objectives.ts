@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 
 /**
  * A purpose's service level objectives, in user terms (seed 004: "a settled order should produce one
@@ -17,20 +18,16 @@ import * as z from 'zod';
  * - `windowDays`: the rolling window attainment and budgets are computed over.
  */
 const LatencyObjectiveSchema = z.strictObject({
-  withinSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(7 * 86_400),
+  withinSeconds: z.number().check(z.int(), z.gte(1), z.lte(7 * 86_400)),
   /** Fraction of messages, e.g. 0.99. */
-  target: z.number().gt(0.5).lt(1),
+  target: z.number().check(z.gt(0.5), z.lt(1)),
 });
 
 export const SloSchema = z.strictObject({
   accepted: LatencyObjectiveSchema,
-  delivered: LatencyObjectiveSchema.optional(),
-  duplicates: z.strictObject({ atMostOneIn: z.number().int().min(10).max(1_000_000_000) }),
-  windowDays: z.number().int().min(1).max(90).default(28),
+  delivered: z.optional(LatencyObjectiveSchema),
+  duplicates: z.strictObject({ atMostOneIn: z.number().check(z.int(), z.gte(10), z.lte(1_000_000_000)) }),
+  windowDays: z._default(z.number().check(z.int(), z.gte(1), z.lte(90)), 28),
 });
 export type Slo = z.output<typeof SloSchema>;
 export type SloInput = z.input<typeof SloSchema>;

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../domain/zodLocale.js';
 import type { Channel } from '../domain/purposes.js';
 import { LOCALE_PATTERN } from './locale.js';
 
@@ -21,12 +22,12 @@ export const isHtmlFile = (file: TemplateFile): boolean => file.endsWith('.html'
 
 const VariableNameSchema = z
   .string()
-  .regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'must be a letter followed by letters, digits or _');
+  .check(z.regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'must be a letter followed by letters, digits or _'));
 
 /** A plain value (`"appName"`) or a list rendered as a section, with the fields each item carries. */
 export const VariableSchema = z.union([
   VariableNameSchema,
-  z.strictObject({ name: VariableNameSchema, items: z.array(VariableNameSchema).min(1) }),
+  z.strictObject({ name: VariableNameSchema, items: z.array(VariableNameSchema).check(z.minLength(1)) }),
 ]);
 export type Variable = z.infer<typeof VariableSchema>;
 
@@ -34,40 +35,42 @@ export const TemplateDefinitionSchema = z
   .strictObject({
     /** Who owns the copy. Files in this repository are always application-owned. */
     owner: z.literal('application'),
-    description: z.string().max(500).optional(),
-    channels: z
-      .array(z.enum(['email', 'sms']))
-      .min(1)
-      .refine((c) => new Set(c).size === c.length, 'must not repeat a channel'),
+    description: z.optional(z.string().check(z.maxLength(500))),
+    channels: z.array(z.enum(['email', 'sms'])).check(
+      z.minLength(1),
+      z.refine((c) => new Set(c).size === c.length, 'must not repeat a channel'),
+    ),
     /** Values the caller passes in `data`. */
     variables: z.array(VariableSchema),
     /** Values the caller passes in `secrets` (reset tokens, OTPs). Only these slots may hold a secret. */
-    secrets: z.array(VariableNameSchema).default([]),
+    secrets: z._default(z.array(VariableNameSchema), []),
     /** The locale of the files at the revision's root. */
-    defaultLocale: z.string().regex(LOCALE_PATTERN),
+    defaultLocale: z.string().check(z.regex(LOCALE_PATTERN)),
     /** Extra locales, each a folder `<locale>/` with the same files as the root. */
-    locales: z.array(z.string().regex(LOCALE_PATTERN)).default([]),
+    locales: z._default(z.array(z.string().check(z.regex(LOCALE_PATTERN))), []),
     /** Whether the email copy talks about an attachment: `required` refuses to render an email without one. */
-    attachments: z.enum(['none', 'optional', 'required']).default('optional'),
+    attachments: z._default(z.enum(['none', 'optional', 'required']), 'optional'),
   })
-  .superRefine((def, ctx) => {
-    const names = def.variables.map((v) => (typeof v === 'string' ? v : v.name));
-    const all = [...names, ...def.secrets];
-    const seen = new Set<string>();
-    for (const name of all) {
-      if (seen.has(name))
+  .check(
+    z.superRefine((def, ctx) => {
+      const names = def.variables.map((v) => (typeof v === 'string' ? v : v.name));
+      const all = [...names, ...def.secrets];
+      const seen = new Set<string>();
+      for (const name of all) {
+        if (seen.has(name))
+          ctx.addIssue({
+            code: 'custom',
+            message: `${name} is declared more than once (variables and secrets)`,
+          });
+        seen.add(name);
+      }
+      if (def.locales.includes(def.defaultLocale))
         ctx.addIssue({
           code: 'custom',
-          message: `${name} is declared more than once (variables and secrets)`,
+          message: `locales must not repeat the default locale ${def.defaultLocale}`,
         });
-      seen.add(name);
-    }
-    if (def.locales.includes(def.defaultLocale))
-      ctx.addIssue({
-        code: 'custom',
-        message: `locales must not repeat the default locale ${def.defaultLocale}`,
-      });
-  });
+    }),
+  );
 export type TemplateDefinition = z.output<typeof TemplateDefinitionSchema>;
 
 export const variableName = (v: Variable): string => (typeof v === 'string' ? v : v.name);
