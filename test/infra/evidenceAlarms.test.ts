@@ -1,7 +1,7 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { powertoolsSink } from '../../functions/reconcile/metricsSink.js';
+import { powertoolsSink, publishMetrics } from '../../functions/reconcile/metricsSink.js';
 import { EVIDENCE_METRIC_DIMENSIONS, evidenceQuery } from '../../infra/constructs/Alarms.js';
 import { handleWebhook } from '../../lib/evidence/WebhookEndpoint.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
@@ -19,7 +19,7 @@ const emfOf = async (act: (metrics: Metrics) => Promise<void>) => {
   try {
     const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
     await act(metrics);
-    metrics.publishStoredMetrics();
+    publishMetrics(metrics);
   } finally {
     write.mockRestore();
   }
