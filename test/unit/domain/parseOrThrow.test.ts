@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import {
@@ -7,6 +9,7 @@ import {
 } from '../../../lib/archive/backfill.js';
 import { parseOrThrow } from '../../../lib/domain/parseOrThrow.js';
 import { BUILT_IN_PURPOSES, PurposeRegistry } from '../../../lib/domain/purposes.js';
+import { PACKAGE_ROOT } from '../../../lib/packageRoot.js';
 import { RateSettingsSchema } from '../../../lib/rate/settings.js';
 
 // Classic zod (before the move to zod/mini, commit 8fcfbe3) threw an Error named `ZodError` from
@@ -62,5 +65,27 @@ describe('a schema that throws names its error ZodError, as classic zod did', ()
 
   it('returns the parsed output (defaults applied) when the value is valid', () => {
     expect(parseOrThrow(RateSettingsSchema, {})).toEqual(RateSettingsSchema.parse({}));
+  });
+
+  it("no product module calls a schema's own parse (it would throw `$ZodError`)", () => {
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (path.endsWith('.ts')) files.push(path);
+      }
+    };
+    for (const dir of ['lib', 'cli', 'infra', 'functions']) walk(join(PACKAGE_ROOT, dir));
+    // JSON, Date and Mustache have a parse of their own; a zod schema's goes through parseOrThrow.
+    const direct = files
+      .filter((file) => !file.endsWith('parseOrThrow.ts'))
+      .flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(/\b(\w+)\.parse\(/g)]
+          .map((m) => m[1]!)
+          .filter((receiver) => !['JSON', 'Date', 'Mustache'].includes(receiver))
+          .map((receiver) => `${relative(PACKAGE_ROOT, file)}: ${receiver}.parse`),
+      );
+    expect(direct).toEqual([]);
   });
 });
