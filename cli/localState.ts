@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type Config, ConfigSchema, ENV, loadConfig } from '../lib/config.js';
+import { parseOrThrow } from '../lib/domain/parseOrThrow.js';
 import type { OperatorQueries } from '../lib/ledger/operatorQueries.js';
 import type { Ledger } from '../lib/ledger/port.js';
 import { type LocalState, stateFilePath } from '../lib/local/LocalStack.js';
@@ -71,7 +72,7 @@ export const output = (json: boolean | undefined, value: unknown, text: () => st
  */
 export const targetConfig = (target: Target): Config =>
   target.local
-    ? ConfigSchema.parse({
+    ? parseOrThrow(ConfigSchema, {
         ...(target.ledgerTable ? { ledgerTable: target.ledgerTable } : {}),
         region: target.region,
         emailTransport: target.local.emailTransport,

@@ -5,6 +5,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
 import * as z from 'zod/mini';
 import '../domain/zodLocale.js';
+import { parseOrThrow } from '../domain/parseOrThrow.js';
 import { type ArchiverOptions, partitionOf, writeArchiveObject } from './archiver.js';
 import type { FailedBatchInfo } from './LocalStreamPoller.js';
 import { backfillObjectKey, type Partition } from './objectKey.js';
@@ -37,7 +38,7 @@ export const FailedBatchSchema = z.object({
 /** Lambda's on-failure record for a stream batch: the coordinates sit in `DDBStreamBatchInfo`. */
 export const parseFailureMessage = (body: string): FailedBatchInfo => {
   const value = JSON.parse(body) as { DDBStreamBatchInfo?: unknown };
-  return FailedBatchSchema.parse(value.DDBStreamBatchInfo ?? value);
+  return parseOrThrow(FailedBatchSchema, value.DDBStreamBatchInfo ?? value);
 };
 
 /** The message the local poller's failure destination sends: the same shape Lambda sends. */

@@ -3,6 +3,7 @@ import { bundleDocument } from '../archive/bundle.js';
 import { ensureLocalDigestKey } from '../archive/digest.js';
 import { DirStore } from '../archive/store.js';
 import { ConfigSchema } from '../config.js';
+import { parseOrThrow } from '../domain/parseOrThrow.js';
 import type { LocalState } from '../local/LocalStack.js';
 import { jsonLinesAuditLog } from './adapters.js';
 import { newToken, type Principal, staticTokenAuthenticator } from './auth.js';
@@ -31,7 +32,7 @@ export const startLocalConsole = async (
   state: LocalState,
   options: { operatorId?: string; port?: number; stateDir?: string; decisionRowsPerMinute?: number } = {},
 ): Promise<LocalConsole> => {
-  const config = ConfigSchema.parse({
+  const config = parseOrThrow(ConfigSchema, {
     ledgerTable: state.ledgerTable,
     suppressionTable: state.suppressionTable,
     region: state.region,

@@ -3,6 +3,7 @@ import './zodLocale.js';
 import { FINAL_ROW_RETENTION_FLOOR_DAYS, INTAKE_QUEUE } from '../queueDefinition.js';
 import { BUILT_IN_SLOS, DEFAULT_SLO, type Slo, SloSchema } from '../slo/objectives.js';
 import { ConfigurationError } from './errors.js';
+import { parseOrThrow } from './parseOrThrow.js';
 
 export const ChannelSchema = z.enum(['email', 'sms']);
 
@@ -178,7 +179,7 @@ export const BUILT_IN_PURPOSES: readonly PurposePolicy[] = [
 export class PurposeRegistry {
   private readonly byName: Map<string, PurposePolicy>;
   constructor(policies: readonly z.input<typeof PurposePolicySchema>[] = BUILT_IN_PURPOSES) {
-    this.byName = new Map(policies.map((p) => [p.purpose, PurposePolicySchema.parse(p)]));
+    this.byName = new Map(policies.map((p) => [p.purpose, parseOrThrow(PurposePolicySchema, p)]));
   }
   /** Built-ins plus (and overridden by) extra policies, e.g. from deployment configuration. */
   static withOverrides(extra: readonly unknown[]): PurposeRegistry {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import * as z from 'zod/mini';
 import '../domain/zodLocale.js';
 import { type Clock, systemClock } from '../domain/clock.js';
+import { parseOrThrow } from '../domain/parseOrThrow.js';
 
 /**
  * LOCAL ONLY. aws-ses-v2-local records a SendEmail and answers with a MessageId, but emits no
@@ -461,7 +462,7 @@ export const startSesEventEmitter = async (
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,
     addFault: (spec) => {
-      const parsed = SesFaultSchema.parse(spec);
+      const parsed = parseOrThrow(SesFaultSchema, spec);
       faults.push({ spec: parsed, remaining: parsed.times });
       return parsed;
     },

@@ -4,6 +4,7 @@ import * as z from 'zod/mini';
 import '../domain/zodLocale.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { SendproofError } from '../domain/errors.js';
+import { parseOrThrow } from '../domain/parseOrThrow.js';
 import { KEY_TAG } from '../transports/labels.js';
 import {
   type ActiveFault,
@@ -321,7 +322,7 @@ export const startProviderSimulator = async (
   const iso = () => new Date(clock.now()).toISOString();
 
   const addFault = (input: unknown): ActiveFault => {
-    const spec: FaultSpec = FaultSpecSchema.parse(input);
+    const spec: FaultSpec = parseOrThrow(FaultSpecSchema, input);
     const fault = { id: randomUUID(), spec, remaining: spec.times };
     faults.push(fault);
     return fault;

@@ -1,0 +1,17 @@
+import * as z from 'zod/mini';
+import './zodLocale.js';
+
+/**
+ * `schema.parse(value)` as classic zod threw it: an `Error` named `ZodError`, its message the issues as
+ * JSON. zod/mini's own `parse` throws the core class, named `$ZodError`, and callers record a thrown
+ * error's name (the archive backfill's drain report reads `<message id>: ZodError`; a failed `cdk synth`
+ * prints it), so moving the schemas to mini would have renamed what an operator sees. Same issues, same
+ * message; only the name is set back.
+ */
+export const parseOrThrow = <T extends z.core.$ZodType>(schema: T, value: unknown): z.output<T> => {
+  const parsed = z.safeParse(schema, value);
+  if (parsed.success) return parsed.data;
+  const error = new z.core.$ZodRealError(parsed.error.issues);
+  error.name = 'ZodError';
+  throw error;
+};
