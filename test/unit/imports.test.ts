@@ -1,20 +1,13 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../lib/packageRoot.js';
+import { sourceFiles } from '../support/sourceFiles.js';
 
 /** Every relative import (and re-export) of every .ts file under lib/, resolved to a path under lib/. */
 const importGraph = (): Map<string, string[]> => {
   const root = PACKAGE_ROOT;
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (path.endsWith('.ts')) files.push(path);
-    }
-  };
-  walk(join(root, 'lib'));
+  const files = sourceFiles('lib').map((file) => join(root, file));
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const source = readFileSync(file, 'utf8');

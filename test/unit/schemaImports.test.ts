@@ -1,25 +1,15 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../lib/packageRoot.js';
+import { sourceFiles } from '../support/sourceFiles.js';
 
 /**
  * Issue 27: a Lambda bundle that reaches one `import … from 'zod'` carries classic zod (and with it most of
  * zod's core) on its start-up path. The schemas move to `zod/mini`, and mini loads no locale: a schema
  * module without lib/domain/zodLocale.ts would answer "Invalid input" wherever it happens to load first.
  */
-const sourcesUnder = (...dirs: string[]): string[] => {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (path.endsWith('.ts')) files.push(relative(PACKAGE_ROOT, path));
-    }
-  };
-  for (const dir of dirs) walk(join(PACKAGE_ROOT, dir));
-  return files.sort();
-};
+const sourcesUnder = sourceFiles;
 const source = (file: string) => readFileSync(join(PACKAGE_ROOT, file), 'utf8');
 const importsFrom = (text: string, specifier: string) =>
   new RegExp(`(?:import|export)[^'";]*?from\\s+'${specifier.replace('/', '\\/')}'`).test(text);

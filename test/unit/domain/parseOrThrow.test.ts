@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { parseOrThrow } from '../../../lib/domain/parseOrThrow.js';
 import { BUILT_IN_PURPOSES, PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { PACKAGE_ROOT } from '../../../lib/packageRoot.js';
 import { RateSettingsSchema } from '../../../lib/rate/settings.js';
+import { sourceFiles } from '../../support/sourceFiles.js';
 
 // Classic zod (before the move to zod/mini, commit 8fcfbe3) threw an Error named `ZodError` from
 // `schema.parse`; zod/mini's own parse throws the core class, named `$ZodError`. Callers record the name.
@@ -68,15 +69,7 @@ describe('a schema that throws names its error ZodError, as classic zod did', ()
   });
 
   it("no product module calls a schema's own parse (it would throw `$ZodError`)", () => {
-    const files: string[] = [];
-    const walk = (dir: string) => {
-      for (const name of readdirSync(dir)) {
-        const path = join(dir, name);
-        if (statSync(path).isDirectory()) walk(path);
-        else if (path.endsWith('.ts')) files.push(path);
-      }
-    };
-    for (const dir of ['lib', 'cli', 'infra', 'functions']) walk(join(PACKAGE_ROOT, dir));
+    const files = sourceFiles('lib', 'cli', 'infra', 'functions').map((file) => join(PACKAGE_ROOT, file));
     // JSON, Date and Mustache have a parse of their own; a zod schema's goes through parseOrThrow.
     const direct = files
       .filter((file) => !file.endsWith('parseOrThrow.ts'))
