@@ -112,6 +112,38 @@ describe('the console bundle (scripts/lambdaBundle.mjs)', () => {
   }, 60_000);
 });
 
+describe('the slo-audit bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-slo-audit-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // Its second step (functions/slo-audit/attainment.ts) loads once the tenant listing found a tenant. The
+  // named queries were an object-valued define, which esbuild makes a module every file imports: on the
+  // module path of a function that only reads them in a lazy chunk. As a JSON string they are inlined there.
+  it('keeps Athena, the metrics code and the named queries off the module path', async () => {
+    const { metafile } = await bundleLambda('functions/slo-audit/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const onPath = modulePath(metafile, dir);
+    const packages = packageBytes(metafile, onPath);
+    for (const name of ['@aws-sdk/client-athena', '@aws-lambda-powertools/metrics']) {
+      const row = packages.find((p) => p.name === name);
+      expect(row?.modulePathBytes ?? 0, `${name} on the module path`).toBe(0);
+      expect(row?.onDemandBytes ?? 0, `${name} in an on-demand chunk`).toBeGreaterThan(0);
+    }
+    const bytesOf = (test: (input: string) => boolean, path: boolean) =>
+      Object.entries(metafile.outputs)
+        .filter(([file]) => file.endsWith('.mjs') && onPath.has(file) === path)
+        .flatMap(([, output]) => Object.entries(output.inputs))
+        .filter(([input]) => test(input))
+        .reduce((sum, [, { bytesInOutput }]) => sum + bytesInOutput, 0);
+    const queries = (input: string) =>
+      input.endsWith('lib/archive/namedQueries.ts') || input.startsWith('<define:');
+    expect(bytesOf(queries, true), 'the named queries on the module path').toBe(0);
+    expect(bytesOf(queries, false), 'the named queries in an on-demand chunk').toBeGreaterThan(20 * 1024);
+  }, 60_000);
+});
+
 describe('the CLI bundle (scripts/build.mjs)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sendproof-cli-bundle-test-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
