@@ -1,14 +1,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { drainFailureQueue } from '../../lib/archive/backfill.js';
-import { createDigests, kmsSigner } from '../../lib/archive/digest.js';
+import { createDigests, type DigestSigner } from '../../lib/archive/digest.js';
 import { S3Store } from '../../lib/archive/store.js';
 import { clientOptionsFor, dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
-import { kmsClient } from '../../lib/aws/kmsClient.js';
 import { s3Client } from '../../lib/aws/storageClients.js';
 import { functionConfig } from '../../lib/config.js';
 import { archiveRetentionDaysOf, PurposeRegistry } from '../../lib/domain/purposes.js';
 import { SERVICE_NAME } from '../../lib/observability.js';
+import { onFirstUse } from '../../lib/onFirstUse.js';
 
 /**
  * Archive maintenance, hourly (EventBridge Scheduler): first the backfill of every stream batch the
@@ -19,6 +19,19 @@ const config = functionConfig('archiveMaintenance');
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const s3 = s3Client(clientOptionsFor(config, 'endpointS3'));
 const DAY_MS = 86_400_000;
+// The KMS client loads on the first digest to sign: an hour whose partitions are all listed already signs
+// nothing. A failed load fails that digest (createDigests throws, the run fails) and the next run loads again.
+const kms = onFirstUse(async () => {
+  const [{ kmsSigner }, { kmsClient }] = await Promise.all([
+    import('../../lib/archive/kmsSigner.js'),
+    import('../../lib/aws/kmsClient.js'),
+  ]);
+  return kmsSigner(kmsClient(clientOptionsFor(config)), config.digestKeyId);
+});
+const signer: DigestSigner = {
+  keyId: config.digestKeyId,
+  sign: async (message) => (await kms()).sign(message),
+};
 
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
@@ -40,7 +53,7 @@ export const handler = async (_event: unknown, context: Context) => {
   const now = Date.now();
   const digests = await createDigests({
     store: new S3Store(s3, config.archiveBucket),
-    signer: kmsSigner(kmsClient(clientOptionsFor(config)), config.digestKeyId),
+    signer,
     from: new Date(now - DAY_MS).toISOString().slice(0, 10),
     to: new Date(now).toISOString().slice(0, 10),
   });

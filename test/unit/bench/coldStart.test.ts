@@ -144,6 +144,24 @@ describe('the slo-audit bundle (scripts/lambdaBundle.mjs)', () => {
   }, 60_000);
 });
 
+describe('the archive-maintenance bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-archive-maintenance-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // The digest signer's KMS client loads on the first digest to sign (functions/archive-maintenance/index.ts).
+  it('keeps KMS off the module path', async () => {
+    const { metafile } = await bundleLambda('functions/archive-maintenance/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const row = packageBytes(metafile, modulePath(metafile, dir)).find(
+      (p) => p.name === '@aws-sdk/client-kms',
+    );
+    expect(row?.modulePathBytes ?? 0, 'KMS on the module path').toBe(0);
+    expect(row?.onDemandBytes ?? 0, 'KMS in an on-demand chunk').toBeGreaterThan(0);
+  }, 60_000);
+});
+
 describe('the CLI bundle (scripts/build.mjs)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sendproof-cli-bundle-test-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
