@@ -1,9 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { drainFailureQueue } from '../../lib/archive/backfill.js';
 import { createDigests, type DigestSigner } from '../../lib/archive/digest.js';
+import { drainFailures } from '../../lib/archive/failureQueue.js';
+import type { FailedBatchInfo } from '../../lib/archive/LocalStreamPoller.js';
 import { S3Store } from '../../lib/archive/store.js';
-import { clientOptionsFor, dynamoDocumentClient, sqsClient } from '../../lib/aws/clients.js';
+import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
+import { sqsClient } from '../../lib/aws/queueClient.js';
 import { s3Client } from '../../lib/aws/storageClients.js';
 import { functionConfig } from '../../lib/config.js';
 import { archiveRetentionDaysOf, PurposeRegistry } from '../../lib/domain/purposes.js';
@@ -28,18 +30,16 @@ const kms = onFirstUse(async () => {
   ]);
   return kmsSigner(kmsClient(clientOptionsFor(config)), config.digestKeyId);
 });
-const signer: DigestSigner = {
-  keyId: config.digestKeyId,
-  sign: async (message) => (await kms()).sign(message),
-};
-
-export const handler = async (_event: unknown, context: Context) => {
-  logger.addContext(context);
-  const backfill = await drainFailureQueue({
+// The backfill (a Scan of the ledger, so the DynamoDB client) loads on the first failed batch the queue
+// holds: rare by design (an alarm watches the queue). A failed load fails that batch, which stays queued.
+const ledgerBackfill = onFirstUse(async () => {
+  const [{ backfillBatch }, { dynamoDocumentClient }] = await Promise.all([
+    import('../../lib/archive/backfill.js'),
+    import('../../lib/aws/dynamoClients.js'),
+  ]);
+  const options = {
     doc: dynamoDocumentClient(clientOptionsFor(config, 'endpointDynamoDb')),
     table: config.ledgerTable,
-    sqs: sqsClient(clientOptionsFor(config, 'endpointSqs')),
-    queueUrl: config.archiveFailuresUrl,
     writer: {
       s3,
       bucket: config.archiveBucket,
@@ -48,6 +48,20 @@ export const handler = async (_event: unknown, context: Context) => {
         config.archiveRetentionDays ?? 365,
       ),
     },
+  };
+  return (batch: FailedBatchInfo) => backfillBatch(options, batch);
+});
+const signer: DigestSigner = {
+  keyId: config.digestKeyId,
+  sign: async (message) => (await kms()).sign(message),
+};
+
+export const handler = async (_event: unknown, context: Context) => {
+  logger.addContext(context);
+  const backfill = await drainFailures({
+    sqs: sqsClient(clientOptionsFor(config, 'endpointSqs')),
+    queueUrl: config.archiveFailuresUrl,
+    backfill: async (batch) => (await ledgerBackfill())(batch),
   });
   if (backfill.failed) logger.error('archive backfill incomplete', { ...backfill, objects: undefined });
   const now = Date.now();
