@@ -67,7 +67,13 @@ export const bundleLambda = async (entry, outdir, extra = {}) =>
     outdir,
     logLevel: 'warning',
     ...extra,
-    define: { __SENDPROOF_NAMED_QUERIES__: JSON.stringify(embeddedNamedQueries()), ...extra.define },
+    // One JSON string, not an object: esbuild makes an object-valued define a module every file imports,
+    // which code splitting put on every function's module path (27 KiB) whether it reads the queries or not.
+    // A string is inlined where lib/archive/namedQueries.ts reads it, so only the chunk that reads it has it.
+    define: {
+      __SENDPROOF_NAMED_QUERIES__: JSON.stringify(JSON.stringify(embeddedNamedQueries())),
+      ...extra.define,
+    },
   });
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

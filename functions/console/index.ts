@@ -1,11 +1,12 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { athenaClient } from '../../lib/aws/athenaClient.js';
+import { loadNamedQueries } from '../../lib/archive/namedQueries.js';
 import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
 import { functionConfig } from '../../lib/config.js';
 import { stdoutAuditLog } from '../../lib/console/adapters.js';
-import { athenaAuditQueries } from '../../lib/console/athenaAuditQueries.js';
+import { athenaEngine } from '../../lib/console/athenaEngine.js';
 import { jwtClaimsAuthenticator } from '../../lib/console/auth.js';
 import { fromApiGatewayEvent, toApiGatewayResult } from '../../lib/console/http.js';
+import { lazyAuditQueries } from '../../lib/console/lazyAuditQueries.js';
 import { lazyExporter } from '../../lib/console/lazyExporter.js';
 import { consoleHandlerFor } from '../../lib/console/wiring.js';
 
@@ -18,17 +19,31 @@ const exportSource =
   config.archiveBucket && config.digestKeyId
     ? { bucket: config.archiveBucket, digestKeyId: config.digestKeyId }
     : undefined;
+const athena =
+  config.athenaWorkGroup && config.athenaDatabase
+    ? { workGroup: config.athenaWorkGroup, database: config.athenaDatabase }
+    : undefined;
 const { handler: consoleHandler } = consoleHandlerFor(config, {
   authenticate: jwtClaimsAuthenticator(),
   auditLog: stdoutAuditLog(),
-  // The named audit queries run in the archive's Athena workgroup (the same SQL as the local DuckDB).
-  ...(config.athenaWorkGroup && config.athenaDatabase
+  // The named audit queries run in the archive's Athena workgroup (the same SQL as the local DuckDB). The
+  // Athena client and runner load on the first query run (the overview's archive figures, the SLO panel,
+  // an operator's query), not at the cold start.
+  ...(athena
     ? {
-        audit: athenaAuditQueries({
-          client: athenaClient(clientOptionsFor(config)),
-          workGroup: config.athenaWorkGroup,
-          database: config.athenaDatabase,
-        }),
+        audit: lazyAuditQueries(
+          { engine: athenaEngine(athena.workGroup), list: loadNamedQueries },
+          async () => {
+            const [{ athenaAuditQueries }, { athenaClient }] = await Promise.all([
+              import('../../lib/console/athenaAuditQueries.js'),
+              import('../../lib/aws/athenaClient.js'),
+            ]);
+            return athenaAuditQueries({
+              client: athenaClient(clientOptionsFor(config)),
+              ...athena,
+            });
+          },
+        ),
       }
     : {}),
   // The timeline's export bundle: archive objects and digests from the archive bucket, the public key

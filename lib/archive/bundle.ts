@@ -16,6 +16,9 @@ import {
 import { partitionOfKey } from './objectKey.js';
 import { ARCHIVE_COLUMNS, ARCHIVE_PREFIX } from './schema.js';
 import { type ArchiveStore, DirStore } from './store.js';
+import { orderedByLedger, type TimelineRow } from './timelineOrder.js';
+
+export { isFactLine, orderedByLedger, type TimelineRow } from './timelineOrder.js';
 
 /**
  * An export bundle for a regulator: one notification's (or one event's) archived timeline, the archive
@@ -45,8 +48,6 @@ export interface BundleManifest {
   signingKeyId: string;
 }
 
-export type TimelineRow = Record<string, unknown>;
-
 const linesOf = (gzipped: Buffer): TimelineRow[] =>
   gunzipSync(gzipped)
     .toString('utf8')
@@ -59,49 +60,6 @@ const identity = (r: TimelineRow) => `${r.dedupe_key}#${r.version}#${r.transitio
 
 /** 2: the timeline in the ledger's order, each line with its `clock` and `ledger_at` (see orderedByLedger). */
 export const BUNDLE_VERSION = 2;
-
-/** A delivery fact's archive line (`record_kind` `delivery_fact`, `to_state` `delivery:<fact>`). */
-export const isFactLine = (row: TimelineRow): boolean => String(row.to_state ?? '').startsWith('delivery:');
-
-/**
- * Archive lines in the order the ledger saw them, each saying whose clock its time is. A state
- * transition's `transition_at_ms` is the ledger's clock; a delivery fact's is the provider's (the time
- * the provider gives the event), which may read earlier than the acceptance it was recorded after (a
- * fast provider, or an answer lost on the wire). Ordering both by time would show a delivery before its
- * acceptance, so a fact is ordered by its ledger time instead: the later of the transition it was
- * recorded after (same dedupe key, same version) and the stream's arrival time of its write; ties keep
- * transitions first, then facts in the provider's order.
- */
-export const orderedByLedger = <T extends TimelineRow>(
-  rows: readonly T[],
-): Array<T & { clock: 'ledger' | 'provider'; ledger_at_ms: number }> => {
-  const transitionAt = new Map<string, number>();
-  for (const row of rows)
-    if (!isFactLine(row)) transitionAt.set(`${row.dedupe_key}#${row.version}`, Number(row.transition_at_ms));
-  const withClock = rows.map((row) => {
-    if (!isFactLine(row))
-      return { ...row, clock: 'ledger' as const, ledger_at_ms: Number(row.transition_at_ms) };
-    const anchor = transitionAt.get(`${row.dedupe_key}#${row.version}`);
-    const arrival =
-      row.stream_arrival_at_ms === null || row.stream_arrival_at_ms === undefined
-        ? undefined
-        : Number(row.stream_arrival_at_ms);
-    const candidates = [anchor, arrival].filter((v): v is number => v !== undefined && Number.isFinite(v));
-    return {
-      ...row,
-      clock: 'provider' as const,
-      ledger_at_ms: candidates.length ? Math.max(...candidates) : Number(row.transition_at_ms),
-    };
-  });
-  return withClock.sort(
-    (a, b) =>
-      a.ledger_at_ms - b.ledger_at_ms ||
-      Number(a.clock === 'provider') - Number(b.clock === 'provider') ||
-      Number(a.transition_at_ms) - Number(b.transition_at_ms) ||
-      String(a.dedupe_key).localeCompare(String(b.dedupe_key)) ||
-      Number(a.version) - Number(b.version),
-  );
-};
 
 /**
  * The subject's transitions in the given objects, each once. Bundle version 2 (current): in the

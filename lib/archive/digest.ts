@@ -9,7 +9,6 @@ import {
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { type KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { SendproofError } from '../domain/errors.js';
 import { type Partition, partitionOfKey } from './objectKey.js';
 import { ARCHIVE_PREFIX } from './schema.js';
@@ -64,27 +63,6 @@ const PSS = { padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } as cons
 export const localSigner = (privateKeyPem: string, keyId: string): DigestSigner => ({
   keyId,
   sign: async (message) => rsaSign('sha256', message, { key: privateKeyPem, ...PSS }),
-});
-
-/**
- * The KMS asymmetric key as signer. KMS signs at most 4 KB of RAW message, so it is handed the SHA-256
- * of the payload (MessageType DIGEST); the signature is the same as over the payload itself, which is
- * what `verifyDigestSignature` checks with the key's public half (GetPublicKey) and node:crypto.
- */
-export const kmsSigner = (kms: KMSClient, keyId: string): DigestSigner => ({
-  keyId,
-  sign: async (message) => {
-    const out = await kms.send(
-      new SignCommand({
-        KeyId: keyId,
-        Message: createHash('sha256').update(message).digest(),
-        MessageType: 'DIGEST',
-        SigningAlgorithm: SIGNATURE_ALGORITHM,
-      }),
-    );
-    if (!out.Signature) throw new SendproofError('retryable', 'unsigned_digest', 'KMS returned no signature');
-    return Buffer.from(out.Signature);
-  },
 });
 
 export const verifyDigestSignature = (publicKeyPem: string, message: Buffer, signature: Buffer): boolean => {

@@ -109,25 +109,27 @@ export const parseNamedQuery = (text: string, source: string): NamedQuery => {
 };
 
 /**
- * `queries/*.sql` by file name, defined only in a Lambda bundle (scripts/lambdaBundle.mjs embeds the files
- * at build time): a bundle has no package folder, so `QUERIES_DIR` would point outside it (`/var/queries`).
+ * `queries/*.sql` by file name as one JSON text, defined only in a Lambda bundle (scripts/lambdaBundle.mjs
+ * embeds the files at build time): a bundle has no package folder, so `QUERIES_DIR` would point outside it (`/var/queries`).
  */
-declare const __SENDPROOF_NAMED_QUERIES__: Readonly<Record<string, string>> | undefined;
-const EMBEDDED: Readonly<Record<string, string>> | undefined =
-  typeof __SENDPROOF_NAMED_QUERIES__ === 'undefined' ? undefined : __SENDPROOF_NAMED_QUERIES__;
+declare const __SENDPROOF_NAMED_QUERIES__: string | undefined;
+const embedded = (): Readonly<Record<string, string>> | undefined =>
+  typeof __SENDPROOF_NAMED_QUERIES__ === 'undefined'
+    ? undefined
+    : (JSON.parse(__SENDPROOF_NAMED_QUERIES__) as Record<string, string>);
 
 /**
  * Every named query in `queries/` (in a bundle: the copies embedded at build time), sorted by name. Throws
  * NamedQueryError on a malformed file.
  */
 export const loadNamedQueries = (dir: string = QUERIES_DIR): NamedQuery[] => {
-  const files: Array<[file: string, text: string]> =
-    EMBEDDED && dir === QUERIES_DIR
-      ? Object.entries(EMBEDDED)
-      : readdirSync(dir).map((file) => [
-          file,
-          file.endsWith('.sql') ? readFileSync(join(dir, file), 'utf8') : '',
-        ]);
+  const inBundle = dir === QUERIES_DIR ? embedded() : undefined;
+  const files: Array<[file: string, text: string]> = inBundle
+    ? Object.entries(inBundle)
+    : readdirSync(dir).map((file) => [
+        file,
+        file.endsWith('.sql') ? readFileSync(join(dir, file), 'utf8') : '',
+      ]);
   const queries = files
     .filter(([file]) => file.endsWith('.sql'))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

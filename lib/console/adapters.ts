@@ -1,5 +1,4 @@
 import { appendFile } from 'node:fs/promises';
-import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { isTerminal, STATES } from '../domain/states.js';
 import type { DeliveryRecord, Ledger } from '../ledger/port.js';
@@ -180,13 +179,6 @@ export const dynamoSuppressions =
     } while (startKey);
     return items.sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
   };
-
-export const sqsQueueDepth = (sqs: SQSClient, queueUrl: string) => async (): Promise<number> => {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
-  );
-  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0);
-};
 
 /** What each configured transport can do, by the name a row records (`ses`, `rest`, …) and channel. */
 export const capabilitiesOf =

@@ -13,6 +13,7 @@ import {
   type NamedQuery,
   NamedQueryError,
 } from '../archive/namedQueries.js';
+import { athenaEngine } from './athenaEngine.js';
 import { type AuditQueries, AuditQueryFailed } from './ports.js';
 
 /** A query Athena did not finish: failed, cancelled, or still running when the console stopped waiting. */
@@ -95,7 +96,7 @@ export const athenaAuditQueries = (options: AthenaAuditOptions): AuditQueries =>
   const timeoutMs = options.timeoutMs ?? 25_000;
   const maxRows = options.maxRows ?? 1001;
   return {
-    engine: `Athena (workgroup ${options.workGroup})`,
+    engine: athenaEngine(options.workGroup),
     list: () => queries,
     async run(name, args): Promise<AuditResult> {
       const query = queries.find((q) => q.name === name);

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import '../domain/zodLocale.js';
-import { orderedByLedger } from '../archive/bundle.js';
 import type { AuditResult } from '../archive/DuckDbAudit.js';
+import { orderedByLedger } from '../archive/timelineOrder.js';
 import { IdentifierSchema } from '../domain/intent.js';
 import { ChannelSchema } from '../domain/purposes.js';
 import type { DeliveryState } from '../domain/states.js';

@@ -1,12 +1,12 @@
-import { clientOptionsFor, sqsClient } from '../aws/clients.js';
-import { SqsIntentPublisher } from '../aws/SqsIntentPublisher.js';
+import { clientOptionsFor } from '../aws/clientOptions.js';
 import type { Config } from '../config.js';
 import { systemClock } from '../domain/clock.js';
 import { ConfigurationError } from '../domain/errors.js';
 import { DynamoSuppressionList } from '../ledger/DynamoSuppressionList.js';
+import { onFirstUse } from '../onFirstUse.js';
 import { cancelNotifications } from '../publish/cancelNotifications.js';
 import { transportNamesOf } from '../rate/TransportHolds.js';
-import { OperatorDecisions } from '../reconcile/OperatorDecisions.js';
+import { type IntentPublisher, OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { failoverChainsOf } from '../transports/health.js';
 import { createTransports } from '../transports/index.js';
 import { documentClientFor, ledgerFor, operatorQueriesFor, purposesFor } from '../wiring.js';
@@ -15,7 +15,6 @@ import {
   dynamoLedgerStats,
   dynamoNotificationSearch,
   dynamoSuppressions,
-  sqsQueueDepth,
 } from './adapters.js';
 import type { Authenticator } from './auth.js';
 import {
@@ -68,8 +67,24 @@ export const consoleHandlerFor = (
 ): { handler: ConsoleHandler; deps: ConsoleDeps } => {
   const doc = documentClientFor(config);
   const ledger = ledgerFor(config, doc);
-  const sqs =
-    config.queueUrl || config.dlqUrl ? sqsClient(clientOptionsFor(config, 'endpointSqs')) : undefined;
+  // SQS serves two actions only: a resend decision publishes to the intake queue, the overview reads the
+  // dead-letter queue's depth. Its client loads on the first of them, not at the cold start; a failed load
+  // fails that request (a 500) and the next one loads again.
+  const queues = onFirstUse(async () => {
+    const [{ sqsClient }, { SqsIntentPublisher }, { sqsQueueDepth }] = await Promise.all([
+      import('../aws/queueClient.js'),
+      import('../aws/SqsIntentPublisher.js'),
+      import('./queueDepth.js'),
+    ]);
+    const sqs = sqsClient(clientOptionsFor(config, 'endpointSqs'));
+    return {
+      publisher: config.queueUrl ? new SqsIntentPublisher(sqs, config.queueUrl) : undefined,
+      dlqDepth: config.dlqUrl ? sqsQueueDepth(sqs, config.dlqUrl) : undefined,
+    };
+  });
+  const publisher: IntentPublisher = {
+    publish: async (body) => (await queues()).publisher!.publish(body),
+  };
   const audit = wiring.audit;
   const deps: ConsoleDeps = {
     ledger,
@@ -77,7 +92,7 @@ export const consoleHandlerFor = (
       ledger,
       purposes: purposesFor(config),
       clock: systemClock,
-      ...(sqs && config.queueUrl ? { publisher: new SqsIntentPublisher(sqs, config.queueUrl) } : {}),
+      ...(config.queueUrl ? { publisher } : {}),
     }),
     authenticate: wiring.authenticate,
     clock: systemClock,
@@ -111,7 +126,7 @@ export const consoleHandlerFor = (
         },
         request,
       ),
-    ...(sqs && config.dlqUrl ? { dlqDepth: sqsQueueDepth(sqs, config.dlqUrl) } : {}),
+    ...(config.dlqUrl ? { dlqDepth: async () => (await queues()).dlqDepth!() } : {}),
     // Transport-wide holds (issue 25): the hold items the dispatchers write, read from the ledger table.
     holds: transportHoldsReadModel(doc, config.ledgerTable, transportNamesOf(config)),
     // Provider circuits (issue 29): the failover channels' providers in order, their health items read in

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDigests,
   ensureLocalDigestKey,
-  kmsSigner,
   type LocalDigestKey,
   localSigner,
   verifyArchive,
 } from '../../../lib/archive/digest.js';
+import { kmsSigner } from '../../../lib/archive/kmsSigner.js';
 import { DirStore } from '../../../lib/archive/store.js';
 import { DAY1, DAY2, writeBatch, writeScenarioArchive } from '../../fixtures/archive/scenario.js';
 import { notificationRecords } from '../../fixtures/archive/streamRecords.js';

@@ -89,17 +89,78 @@ describe('the console bundle (scripts/lambdaBundle.mjs)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sendproof-console-bundle-test-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  // The export bundle's clients load on the first export (functions/console/index.ts, lazyExporter).
-  it('keeps KMS, which only the export bundle uses, off the module path', async () => {
+  // The export bundle's clients load on the first export (functions/console/index.ts, lazyExporter); the
+  // Athena client and runner on the first query run (lazyAuditQueries); SQS on the first resend decision or
+  // DLQ depth read (lib/console/wiring.ts). The timeline orders lines with lib/archive/timelineOrder.ts, not
+  // the bundle module, which put S3 on the path.
+  it('keeps the clients only some routes use (KMS, S3, Athena, SQS) off the module path', async () => {
     const { metafile } = await bundleLambda('functions/console/index.ts', dir, {
       metafile: true,
       logLevel: 'silent',
     });
-    const row = packageBytes(metafile, modulePath(metafile, dir)).find(
-      (p) => p.name === '@aws-sdk/client-kms',
-    );
-    expect(row?.modulePathBytes ?? 0).toBe(0);
-    expect(row?.onDemandBytes ?? 0).toBeGreaterThan(0);
+    const packages = packageBytes(metafile, modulePath(metafile, dir));
+    for (const name of [
+      '@aws-sdk/client-kms',
+      '@aws-sdk/client-s3',
+      '@aws-sdk/client-athena',
+      '@aws-sdk/client-sqs',
+    ]) {
+      const row = packages.find((p) => p.name === name);
+      expect(row?.modulePathBytes ?? 0, `${name} on the module path`).toBe(0);
+      expect(row?.onDemandBytes ?? 0, `${name} in an on-demand chunk`).toBeGreaterThan(0);
+    }
+  }, 60_000);
+});
+
+describe('the slo-audit bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-slo-audit-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // Its second step (functions/slo-audit/attainment.ts) loads once the tenant listing found a tenant. The
+  // named queries were an object-valued define, which esbuild makes a module every file imports: on the
+  // module path of a function that only reads them in a lazy chunk. As a JSON string they are inlined there.
+  it('keeps Athena, the metrics code and the named queries off the module path', async () => {
+    const { metafile } = await bundleLambda('functions/slo-audit/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const onPath = modulePath(metafile, dir);
+    const packages = packageBytes(metafile, onPath);
+    for (const name of ['@aws-sdk/client-athena', '@aws-lambda-powertools/metrics']) {
+      const row = packages.find((p) => p.name === name);
+      expect(row?.modulePathBytes ?? 0, `${name} on the module path`).toBe(0);
+      expect(row?.onDemandBytes ?? 0, `${name} in an on-demand chunk`).toBeGreaterThan(0);
+    }
+    const bytesOf = (test: (input: string) => boolean, path: boolean) =>
+      Object.entries(metafile.outputs)
+        .filter(([file]) => file.endsWith('.mjs') && onPath.has(file) === path)
+        .flatMap(([, output]) => Object.entries(output.inputs))
+        .filter(([input]) => test(input))
+        .reduce((sum, [, { bytesInOutput }]) => sum + bytesInOutput, 0);
+    const queries = (input: string) =>
+      input.endsWith('lib/archive/namedQueries.ts') || input.startsWith('<define:');
+    expect(bytesOf(queries, true), 'the named queries on the module path').toBe(0);
+    expect(bytesOf(queries, false), 'the named queries in an on-demand chunk').toBeGreaterThan(20 * 1024);
+  }, 60_000);
+});
+
+describe('the archive-maintenance bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-archive-maintenance-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // The digest signer's KMS client loads on the first digest to sign, the backfill (a ledger Scan) on the first
+  // failed batch the queue holds (functions/archive-maintenance/index.ts).
+  it('keeps KMS and DynamoDB off the module path', async () => {
+    const { metafile } = await bundleLambda('functions/archive-maintenance/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const packages = packageBytes(metafile, modulePath(metafile, dir));
+    for (const name of ['@aws-sdk/client-kms', '@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb']) {
+      const row = packages.find((p) => p.name === name);
+      expect(row?.modulePathBytes ?? 0, `${name} on the module path`).toBe(0);
+      expect(row?.onDemandBytes ?? 0, `${name} in an on-demand chunk`).toBeGreaterThan(0);
+    }
   }, 60_000);
 });
 
