@@ -20,6 +20,7 @@ import { onFirstUse } from '../../lib/onFirstUse.js';
 const config = functionConfig('archiveMaintenance');
 const logger = new Logger({ serviceName: SERVICE_NAME });
 const s3 = s3Client(clientOptionsFor(config, 'endpointS3'));
+const sqs = sqsClient(clientOptionsFor(config, 'endpointSqs'));
 const DAY_MS = 86_400_000;
 // The KMS client loads on the first digest to sign: an hour whose partitions are all listed already signs
 // nothing. A failed load fails that digest (createDigests throws, the run fails) and the next run loads again.
@@ -59,7 +60,7 @@ const signer: DigestSigner = {
 export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
   const backfill = await drainFailures({
-    sqs: sqsClient(clientOptionsFor(config, 'endpointSqs')),
+    sqs,
     queueUrl: config.archiveFailuresUrl,
     backfill: async (batch) => (await ledgerBackfill())(batch),
   });

@@ -11,6 +11,7 @@ import { admissionFor, circuitsFor, createRuntime } from '../../lib/dispatchRunt
 import { systemClock } from '../../lib/domain/clock.js';
 import type { RecordedEvidence } from '../../lib/evidence/EvidenceRecorder.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability.js';
+import { onFirstUse } from '../../lib/onFirstUse.js';
 import { TransportHolds } from '../../lib/rate/TransportHolds.js';
 
 // Built once per execution environment; the handler below only wires the event to the dispatcher.
@@ -32,20 +33,13 @@ const dimensioned = {
 // The evidence recorder (lib/evidenceWiring.ts) loads on the first row with recorded events to apply: one
 // the recorder marked (`evk`) before its outcome was written, or one that just became unknown. Never on
 // the happy path, so never at the cold start.
-let recorder: Promise<RecordedEvidence> | undefined;
+// A failed load is not kept: the next row tries again (this one's error reaches its caller as before).
+const recorder = onFirstUse(async () => {
+  const { evidenceRecorderFor } = await import('../../lib/evidenceWiring.js');
+  return evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient);
+});
 const evidence: RecordedEvidence = {
-  applyRecordedEvidence: async (row) => {
-    // A failed load is not kept: the next row tries again (this one's error reaches its caller as before).
-    recorder ??= import('../../lib/evidenceWiring.js')
-      .then(({ evidenceRecorderFor }) =>
-        evidenceRecorderFor(config, { clock: systemClock, logger }, runtime.documentClient),
-      )
-      .catch((error: unknown) => {
-        recorder = undefined;
-        throw error;
-      });
-    return (await recorder).applyRecordedEvidence(row);
-  },
+  applyRecordedEvidence: async (row) => (await recorder()).applyRecordedEvidence(row),
 };
 const circuits = circuitsFor(config, runtime.documentClient, {
   now: () => systemClock.now(),

@@ -3,6 +3,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { bundleDocument } from '../archive/bundle.js';
 import { type ArchiveStore, S3Store } from '../archive/store.js';
 import { SendproofError } from '../domain/errors.js';
+import { onFirstUse } from '../onFirstUse.js';
 import type { BundleExporter } from './deps.js';
 
 /** A DER SubjectPublicKeyInfo (what KMS GetPublicKey returns) as PEM. */
@@ -19,8 +20,8 @@ export const spkiDerToPem = (der: Uint8Array): string =>
  * and this public key. A key that is not an RSA signing key is refused.
  */
 export const kmsDigestPublicKey = (kms: KMSClient, keyId: string) => {
-  let cached: Promise<{ publicKeyPem: string; keyId: string }> | undefined;
-  const load = async () => {
+  // A throttled or failed call is not kept: the next export asks KMS again.
+  return onFirstUse(async () => {
     const out = await kms.send(new GetPublicKeyCommand({ KeyId: keyId }));
     if (!out.PublicKey || out.KeyUsage !== 'SIGN_VERIFY')
       throw new SendproofError(
@@ -29,14 +30,7 @@ export const kmsDigestPublicKey = (kms: KMSClient, keyId: string) => {
         `KMS key ${keyId} is not a signing key with a public half`,
       );
     return { publicKeyPem: spkiDerToPem(out.PublicKey), keyId };
-  };
-  return () => {
-    cached ??= load().catch((error: unknown) => {
-      cached = undefined; // a throttled or failed call is retried by the next export
-      throw error;
-    });
-    return cached;
-  };
+  });
 };
 
 /**

@@ -1,3 +1,4 @@
+import { onFirstUse } from '../onFirstUse.js';
 import type { BundleExporter } from './deps.js';
 
 /**
@@ -6,12 +7,6 @@ import type { BundleExporter } from './deps.js';
  * is not kept: the next export tries again.
  */
 export const lazyExporter = (build: () => Promise<BundleExporter>): BundleExporter => {
-  let exporter: Promise<BundleExporter> | undefined;
-  return async (subject, scope) => {
-    exporter ??= build().catch((error: unknown) => {
-      exporter = undefined;
-      throw error;
-    });
-    return (await exporter)(subject, scope);
-  };
+  const exporter = onFirstUse(build);
+  return async (subject, scope) => (await exporter())(subject, scope);
 };
