@@ -1,7 +1,7 @@
 import { systemClock } from '../lib/domain/clock.js';
 import { Admission } from '../lib/rate/Admission.js';
 import { Pacer, TokenSlots } from '../lib/rate/Pacer.js';
-import { RateSettingsSchema } from '../lib/rate/settings.js';
+import { rateSettingsSchema } from '../lib/rate/settings.js';
 import {
   type BenchDynamo,
   createLedgerTables,
@@ -37,7 +37,7 @@ export const measurePacingWrites = async (
   const rows: PacingWritesRow[] = [];
   for (const environments of sizes.environments) {
     const tables = await createLedgerTables(dynamo.raw, `pacing-${environments}`);
-    const settings = RateSettingsSchema.parse({ transports: { rest: { perSecond: sizes.perSecond } } });
+    const settings = rateSettingsSchema().parse({ transports: { rest: { perSecond: sizes.perSecond } } });
     const slots = Array.from({ length: environments }, () => new TokenSlots(dynamo.doc, tables.ledgerTable));
     const dispatchers = slots.map(
       (s, i) =>

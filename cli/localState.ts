@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { type Config, ConfigSchema, ENV, loadConfig } from '../lib/config.js';
+import { type Config, configSchema, ENV, loadConfig } from '../lib/config.js';
 import { parseOrThrow } from '../lib/domain/parseOrThrow.js';
 import type { OperatorQueries } from '../lib/ledger/operatorQueries.js';
 import type { Ledger } from '../lib/ledger/port.js';
@@ -72,7 +72,7 @@ export const output = (json: boolean | undefined, value: unknown, text: () => st
  */
 export const targetConfig = (target: Target): Config =>
   target.local
-    ? parseOrThrow(ConfigSchema, {
+    ? parseOrThrow(configSchema(), {
         ...(target.ledgerTable ? { ledgerTable: target.ledgerTable } : {}),
         region: target.region,
         emailTransport: target.local.emailTransport,

@@ -12,12 +12,12 @@ import * as smsvoice from 'aws-cdk-lib/aws-smsvoice';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { loadNamedQueries, type NamedQuery } from '../lib/archive/namedQueries.js';
-import { ENV, ProviderCircuitSchema, type ProviderCircuitSettings } from '../lib/config.js';
+import { ENV, type ProviderCircuitSettings, providerCircuitSchema } from '../lib/config.js';
 import { parseOrThrow } from '../lib/domain/parseOrThrow.js';
 import { type PurposePolicy, PurposeRegistry } from '../lib/domain/purposes.js';
 import { ATTENTION_SHARDS } from '../lib/ledger/attentionIndex.js';
 import { INTAKE_QUEUE } from '../lib/queueDefinition.js';
-import { maxConcurrencyFor, type RateSettingsInput, RateSettingsSchema } from '../lib/rate/settings.js';
+import { maxConcurrencyFor, type RateSettingsInput, rateSettingsSchema } from '../lib/rate/settings.js';
 import { checkTemplates } from '../lib/templates/check.js';
 import { Alarms, type AlarmThresholds } from './constructs/Alarms.js';
 import { AuditArchive } from './constructs/AuditArchive.js';
@@ -214,7 +214,7 @@ export class NotificationLedger extends Construct {
     // Validated here so a typo fails `cdk synth`, not the first cold start.
     PurposeRegistry.withOverrides(props.purposes ?? []);
     const purposesJson = JSON.stringify(props.purposes ?? []);
-    const rateLimits = props.rateLimits ? parseOrThrow(RateSettingsSchema, props.rateLimits) : undefined;
+    const rateLimits = props.rateLimits ? parseOrThrow(rateSettingsSchema(), props.rateLimits) : undefined;
 
     this.contentHashSecret = new secretsmanager.Secret(this, 'ContentHashKey', {
       description: 'Sendproof HMAC key for content hashes (generated; never leaves Secrets Manager)',
@@ -313,7 +313,7 @@ export class NotificationLedger extends Construct {
     if (rateLimits) dispatch.setEnv(ENV.rateLimits, JSON.stringify(rateLimits));
     // The provider circuits live in the ledger table (`health#<provider>`), which the dispatcher writes
     // (and the reconcile run, when delivery reports fall behind; the outcomes consumer counts them).
-    const circuitJson = JSON.stringify(parseOrThrow(ProviderCircuitSchema, props.providerCircuit ?? {}));
+    const circuitJson = JSON.stringify(parseOrThrow(providerCircuitSchema(), props.providerCircuit ?? {}));
     if (failover) dispatch.setEnv(ENV.providerCircuit, circuitJson);
 
     if (emailProviders.includes('ses')) {
@@ -537,7 +537,7 @@ const validate = (props: NotificationLedgerProps): void => {
       problems.push(`${channel}: rest and simulator share restBaseUrl; fail over to one of them`);
   }
   if (props.providerCircuit !== undefined) {
-    const circuit = ProviderCircuitSchema.safeParse(props.providerCircuit);
+    const circuit = providerCircuitSchema().safeParse(props.providerCircuit);
     if (!circuit.success)
       problems.push(
         `providerCircuit: ${circuit.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join(', ')}`,

@@ -6,8 +6,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import * as z from 'zod/mini';
 import '../lib/domain/zodLocale.js';
-import { ProviderCircuitFields } from '../lib/config.js';
-import { PurposePolicySchema } from '../lib/domain/purposes.js';
+import { providerCircuitFields } from '../lib/config.js';
+import { purposePolicySchema } from '../lib/domain/purposes.js';
 import type { NotificationLedgerProps } from './NotificationLedger.js';
 
 /** Context keys the app reads (cdk.json "context", or `-c sendproof:key=value`). */
@@ -82,7 +82,7 @@ const ContextSchema = z.object({
   providerSecretArn: z.optional(z.string().check(z.startsWith('arn:'))),
   restBaseUrl: z.optional(z.url()),
   restKeyRetentionSeconds: z.optional(z.coerce.number().check(z.int())),
-  purposes: z.optional(jsonish(z.array(PurposePolicySchema))),
+  purposes: z.optional(jsonish(z.array(purposePolicySchema()))),
   archiveRetentionDays: z.optional(z.coerce.number().check(z.int(), z.minimum(1))),
   alarmTopicArn: z.optional(z.string().check(z.startsWith('arn:'))),
   reconcileSchedule: z.optional(z.string()),
@@ -93,7 +93,7 @@ const ContextSchema = z.object({
   attentionShards: z.optional(z.coerce.number().check(z.int())),
   attachmentsBucket: z.optional(z.string()),
   attachmentsPrefix: z.optional(z.string()),
-  providerCircuit: z.optional(jsonish(z.partial(ProviderCircuitFields))),
+  providerCircuit: z.optional(jsonish(z.partial(providerCircuitFields()))),
   tracing: z._default(jsonish(z.boolean()), true),
 });
 

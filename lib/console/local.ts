@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { bundleDocument } from '../archive/bundle.js';
 import { ensureLocalDigestKey } from '../archive/digest.js';
 import { DirStore } from '../archive/store.js';
-import { ConfigSchema } from '../config.js';
+import { type ConfigOutput, configSchema } from '../config.js';
 import { parseOrThrow } from '../domain/parseOrThrow.js';
 import type { LocalState } from '../local/LocalStack.js';
 import { jsonLinesAuditLog } from './adapters.js';
@@ -32,7 +32,7 @@ export const startLocalConsole = async (
   state: LocalState,
   options: { operatorId?: string; port?: number; stateDir?: string; decisionRowsPerMinute?: number } = {},
 ): Promise<LocalConsole> => {
-  const config = parseOrThrow(ConfigSchema, {
+  const config = parseOrThrow(configSchema(), {
     ledgerTable: state.ledgerTable,
     suppressionTable: state.suppressionTable,
     region: state.region,
@@ -47,7 +47,7 @@ export const startLocalConsole = async (
     endpointSes: state.ses,
     endpointDynamoDb: state.dynamodb,
     endpointSqs: state.sqs,
-  }) as ReturnType<typeof ConfigSchema.parse> & { ledgerTable: string };
+  }) as ConfigOutput & { ledgerTable: string };
   // The console function's handler: its clients are that function's (the command recorder, test runs only).
   const consoleConfig = { ...config, functionName: 'console' as const };
   const viewerToken = newToken();

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import '../domain/zodLocale.js';
 import { SendproofError } from '../domain/errors.js';
+import { lazySchema } from '../domain/lazySchema.js';
 import type { RunLogger as ReconcileLogger, MetricsSink as ReconcileMetricsSink } from '../observability.js';
 import { type ExchangeTimeouts, lookupGet } from '../transports/HttpExchange.js';
 import { KEY_TAG } from '../transports/labels.js';
@@ -20,18 +21,24 @@ export type EventFeed = (after: string | undefined) => Promise<EventPage>;
 
 // --- the generic REST convention: GET {base}/v1/events?after=<cursor> ---------------------------------
 
-const RestEventSchema = z.object({
-  id: z.string().check(z.minLength(1)),
-  type: z.string(),
-  messageId: z.string().check(z.minLength(1)),
-  idempotencyKey: z.optional(z.nullable(z.string())),
-  /** The send's tags, echoed (the convention): the label is `sendproof-key`. */
-  tags: z.optional(z.record(z.string(), z.string())),
-  channel: z.enum(['email', 'sms']),
-  at: z.optional(z.string()),
-  bounceType: z.optional(z.string()),
-});
-const RestPageSchema = z.object({ data: z.array(z.unknown()), next: z.string() });
+// Built on the first pull (lib/domain/lazySchema.ts): the evidence and webhook functions load this module
+// with lib/evidenceWiring.ts and never pull; only the reconcile run does.
+const restEventSchema = lazySchema('restEvent', () =>
+  z.object({
+    id: z.string().check(z.minLength(1)),
+    type: z.string(),
+    messageId: z.string().check(z.minLength(1)),
+    idempotencyKey: z.optional(z.nullable(z.string())),
+    /** The send's tags, echoed (the convention): the label is `sendproof-key`. */
+    tags: z.optional(z.record(z.string(), z.string())),
+    channel: z.enum(['email', 'sms']),
+    at: z.optional(z.string()),
+    bounceType: z.optional(z.string()),
+  }),
+);
+const restPageSchema = lazySchema('restPage', () =>
+  z.object({ data: z.array(z.unknown()), next: z.string() }),
+);
 
 const restFact = (type: string, channel: 'email' | 'sms', bounceType?: string): EvidenceFact | undefined => {
   switch (type) {
@@ -57,7 +64,7 @@ const restFact = (type: string, channel: 'email' | 'sms', bounceType?: string): 
 };
 
 export const parseRestEvent = (value: unknown): ParsedEvent => {
-  const parsed = RestEventSchema.safeParse(value);
+  const parsed = restEventSchema().safeParse(value);
   if (!parsed.success) return { kind: 'ignored', source: 'rest', reason: 'unreadable_rest_event' };
   const e = parsed.data;
   const label = e.tags?.[KEY_TAG];
@@ -99,7 +106,7 @@ export const restEventFeed =
         'event_feed_unavailable',
         `event feed unavailable: ${got.kind === 'unavailable' ? got.reason : 'not_found'}`,
       );
-    const page = RestPageSchema.safeParse(got.json);
+    const page = restPageSchema().safeParse(got.json);
     if (!page.success)
       throw new SendproofError('retryable', 'event_feed_unreadable', 'event feed page unreadable', {
         cause: page.error,

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import '../domain/zodLocale.js';
+import { lazySchema } from '../domain/lazySchema.js';
 
 /**
  * A purpose's service level objectives, in user terms (seed 004: "a settled order should produce one
@@ -17,21 +18,28 @@ import '../domain/zodLocale.js';
  *   rule).
  * - `windowDays`: the rolling window attainment and budgets are computed over.
  */
-const LatencyObjectiveSchema = z.strictObject({
-  withinSeconds: z.number().check(z.int(), z.gte(1), z.lte(7 * 86_400)),
-  /** Fraction of messages, e.g. 0.99. */
-  target: z.number().check(z.gt(0.5), z.lt(1)),
-});
+const latencyObjectiveSchema = () =>
+  z.strictObject({
+    withinSeconds: z.number().check(z.int(), z.gte(1), z.lte(7 * 86_400)),
+    /** Fraction of messages, e.g. 0.99. */
+    target: z.number().check(z.gt(0.5), z.lt(1)),
+  });
 
-export const SloSchema = z.strictObject({
-  accepted: LatencyObjectiveSchema,
-  delivered: z.optional(LatencyObjectiveSchema),
-  duplicates: z.strictObject({ atMostOneIn: z.number().check(z.int(), z.gte(10), z.lte(1_000_000_000)) }),
-  windowDays: z._default(z.number().check(z.int(), z.gte(1), z.lte(90)), 28),
-});
-export type Slo = z.output<typeof SloSchema>;
-export type SloInput = z.input<typeof SloSchema>;
-export type LatencyObjective = z.output<typeof LatencyObjectiveSchema>;
+/**
+ * Built on first use (lib/domain/lazySchema.ts): only a purpose policy from the deployment's configuration
+ * is parsed; the built-in purposes carry BUILT_IN_SLOS, checked against this schema by the unit tests.
+ */
+export const sloSchema = lazySchema('slo', () =>
+  z.strictObject({
+    accepted: latencyObjectiveSchema(),
+    delivered: z.optional(latencyObjectiveSchema()),
+    duplicates: z.strictObject({ atMostOneIn: z.number().check(z.int(), z.gte(10), z.lte(1_000_000_000)) }),
+    windowDays: z._default(z.number().check(z.int(), z.gte(1), z.lte(90)), 28),
+  }),
+);
+export type Slo = z.output<ReturnType<typeof sloSchema>>;
+export type SloInput = z.input<ReturnType<typeof sloSchema>>;
+export type LatencyObjective = Slo['accepted'];
 
 /** What a purpose without its own `slo` gets (issue 28's example figures). */
 export const DEFAULT_SLO: Slo = {

@@ -1,7 +1,15 @@
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import type { NotificationLedgerProps } from '../../infra/NotificationLedger.js';
-import { FUNCTION_SETTINGS, type FunctionName, loadConfig, requireSettings } from '../../lib/config.js';
+import {
+  configSchema,
+  FUNCTION_SETTINGS,
+  type FunctionName,
+  loadConfig,
+  requireSettings,
+  settingsFromEnv,
+} from '../../lib/config.js';
+import { fastConfig } from '../../lib/configFastPath.js';
 import { consoleCapabilities } from '../../lib/console/wiring.js';
 import { transportsFor } from '../../lib/transports/configured.js';
 import { SES_AND_SMS, synthStack } from './synth.js';
@@ -81,6 +89,11 @@ describe('every deployed function can start with the environment the stack gives
           };
           // Assess
           expect(start, `${fn} under ${name}`).not.toThrow();
+          // The cold start reads this environment without building the config schema, to the same settings.
+          const settings = settingsFromEnv(env);
+          const fast = fastConfig(settings);
+          expect(fast, `${fn} under ${name}: the fast path declined`).toBeDefined();
+          expect(JSON.stringify(fast)).toBe(JSON.stringify(configSchema().parse(settings)));
         }
       },
       SYNTH_TIMEOUT,

@@ -10,8 +10,8 @@ import { ConfigurationError } from '../../lib/domain/errors.js';
 import {
   BUILT_IN_PURPOSES,
   PROVIDER_HOLD_MAX_DAYS,
-  PurposePolicySchema,
   PurposeRegistry,
+  purposePolicySchema,
   RETENTION_FLOOR_DAYS,
   SCHEDULE_HORIZON_DAYS,
 } from '../../lib/domain/purposes.js';
@@ -43,8 +43,8 @@ describe('final-row retention versus the queue horizon', () => {
 
   it('refuses a shorter retention in a purpose policy, and accepts exactly the floor', () => {
     // Act
-    const refused = PurposePolicySchema.safeParse(shortLived);
-    const floor = PurposePolicySchema.safeParse({
+    const refused = purposePolicySchema().safeParse(shortLived);
+    const floor = purposePolicySchema().safeParse({
       ...shortLived,
       retentionDays: RETENTION_FLOOR_DAYS,
     });
@@ -116,7 +116,7 @@ describe("retention versus the scheduling horizon and a provider's hold window (
     // Assess
     expect(build).toThrow(ConfigurationError);
     expect(build).toThrow(HORIZON_30);
-    expect(PurposePolicySchema.safeParse({ ...shortLived, retentionDays: 30 }).success).toBe(true);
+    expect(purposePolicySchema().safeParse({ ...shortLived, retentionDays: 30 }).success).toBe(true);
   });
 
   it("refuses providerScheduling with a retention shorter than a provider's hold window, in the functions and at synth", () => {

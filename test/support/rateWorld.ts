@@ -9,7 +9,7 @@ import { DynamoSuppressionList } from '../../lib/ledger/DynamoSuppressionList.js
 import { Admission } from '../../lib/rate/Admission.js';
 import { Pacer, TokenSlots } from '../../lib/rate/Pacer.js';
 import { SpendBreaker } from '../../lib/rate/SpendBreaker.js';
-import { type RateSettingsInput, RateSettingsSchema } from '../../lib/rate/settings.js';
+import { type RateSettingsInput, rateSettingsSchema } from '../../lib/rate/settings.js';
 import { localSealer } from '../../lib/seal/IntentSealer.js';
 import { FileTemplateStore } from '../../lib/templates/FileTemplateStore.js';
 import { RestTransport } from '../../lib/transports/RestTransport.js';
@@ -46,7 +46,9 @@ export const rateWorker = (spec: RateWorkerSpec, clock: Clock): RateWorker => {
   const now = () => clock.now();
   const slots = spec.rate ? new TokenSlots(doc, spec.table) : undefined;
   const pacer =
-    spec.rate && slots ? new Pacer({ slots, settings: RateSettingsSchema.parse(spec.rate), now }) : undefined;
+    spec.rate && slots
+      ? new Pacer({ slots, settings: rateSettingsSchema().parse(spec.rate), now })
+      : undefined;
   const admission = new Admission({
     ...(pacer ? { pacer } : {}),
     breaker: new SpendBreaker(doc, spec.table, { workerId: spec.workerId }),

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ConfigSchema } from '../../../lib/config.js';
+import { configSchema } from '../../../lib/config.js';
 import { dynamoLedgerStats, memoryAuditLog } from '../../../lib/console/adapters.js';
 import { newToken, staticTokenAuthenticator } from '../../../lib/console/auth.js';
 import { type ConsoleDeps, createConsoleHandler } from '../../../lib/console/ConsoleApi.js';
@@ -52,7 +52,7 @@ beforeAll(async () => {
   clock.set(Date.parse('2026-12-02T12:00:00Z'));
   await health('dispatch:w4').observe('twilio', FIVE_XX, false);
 
-  const config = ConfigSchema.parse({
+  const config = configSchema().parse({
     ledgerTable: table,
     emailProviders: 'ses,sendgrid,simulator',
     smsProviders: 'twilio,simulator',
@@ -183,7 +183,7 @@ describe('console API: provider circuits', () => {
   });
 
   it('no failover channel: no read at all, and an empty list', async () => {
-    const single = ConfigSchema.parse({ emailTransport: 'ses', smsTransport: 'simulator' });
+    const single = configSchema().parse({ emailTransport: 'ses', smsTransport: 'simulator' });
     expect(failoverChainsOf(single)).toEqual([]);
     sent = [];
     const model = providerCircuitsReadModel(

@@ -5,7 +5,7 @@ import { circuitLine } from '../../../cli/commands/stats.js';
 import { type CommandRecord, captureAwsCommands } from '../../../lib/aws/commandLog.js';
 import { dynamoDocumentClient } from '../../../lib/aws/dynamoClients.js';
 import { sesClient } from '../../../lib/aws/messagingClients.js';
-import { ProviderCircuitSchema } from '../../../lib/config.js';
+import { providerCircuitSchema } from '../../../lib/config.js';
 import { circuitEntry } from '../../../lib/console/circuitsPanel.js';
 import { PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { createOutcomeConsumer } from '../../../lib/events/OutcomeConsumer.js';
@@ -34,7 +34,7 @@ import { streamPoller } from '../../support/outcomeStream.js';
 // outcomes consumer keeps the counters from the table's stream; the reconcile run's judgement reads them.
 // SES delivery reports are the documented EventBridge "Email Delivered" shape
 // (https://docs.aws.amazon.com/ses/latest/dg/event-publishing-retrieving-sns-contents.html).
-const settings = ProviderCircuitSchema.parse({ openSeconds: 30, cacheMs: 0 });
+const settings = providerCircuitSchema().parse({ openSeconds: 30, cacheMs: 0 });
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const ROWS = 20;
 

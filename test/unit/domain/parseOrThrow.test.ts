@@ -10,7 +10,7 @@ import {
 import { parseOrThrow } from '../../../lib/domain/parseOrThrow.js';
 import { BUILT_IN_PURPOSES, PurposeRegistry } from '../../../lib/domain/purposes.js';
 import { PACKAGE_ROOT } from '../../../lib/packageRoot.js';
-import { RateSettingsSchema } from '../../../lib/rate/settings.js';
+import { rateSettingsSchema } from '../../../lib/rate/settings.js';
 import { sourceFiles } from '../../support/sourceFiles.js';
 
 // Classic zod (before the move to zod/mini, commit 8fcfbe3) threw an Error named `ZodError` from
@@ -65,7 +65,7 @@ describe('a schema that throws names its error ZodError, as classic zod did', ()
   });
 
   it('returns the parsed output (defaults applied) when the value is valid', () => {
-    expect(parseOrThrow(RateSettingsSchema, {})).toEqual(RateSettingsSchema.parse({}));
+    expect(parseOrThrow(rateSettingsSchema(), {})).toEqual(rateSettingsSchema().parse({}));
   });
 
   it("no product module calls a schema's own parse (it would throw `$ZodError`)", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { slotCredit } from '../../../lib/domain/pacing.js';
 import { Pacer } from '../../../lib/rate/Pacer.js';
-import { RateSettingsSchema } from '../../../lib/rate/settings.js';
+import { rateSettingsSchema } from '../../../lib/rate/settings.js';
 import { ManualClock } from '../../support/manualClock.js';
 import { MemorySlots } from '../../support/memorySlots.js';
 
@@ -24,7 +24,7 @@ const admittedOver = async (
   const slots = new MemorySlots();
   const pacer = new Pacer({
     slots,
-    settings: RateSettingsSchema.parse({
+    settings: rateSettingsSchema().parse({
       transports: { rest: { perSecond, ...(options.slotMs ? { slotMs: options.slotMs } : {}) } },
       maxWaitMs: options.maxWaitMs ?? 2_000,
     }),
@@ -106,7 +106,7 @@ describe('pacing below and around one send per slot (20 s of fake clock)', () =>
     const clock = new ManualClock(Date.parse('2026-12-02T00:00:00Z'));
     const pacer = new Pacer({
       slots: new MemorySlots(),
-      settings: RateSettingsSchema.parse({
+      settings: rateSettingsSchema().parse({
         transports: { rest: { perSecond: 2, floorPerSecond: 0.25 } },
         maxWaitMs: 0,
       }),
@@ -138,7 +138,7 @@ describe('an unspent token goes back', () => {
     const slots = new MemorySlots();
     const pacer = new Pacer({
       slots,
-      settings: RateSettingsSchema.parse({
+      settings: rateSettingsSchema().parse({
         transports: { rest: { perSecond: 2, slotMs: 1000 } },
         maxWaitMs: 0,
       }),
@@ -169,7 +169,7 @@ describe('an unspent token goes back', () => {
     const clock = new ManualClock(Date.parse('2026-12-02T00:00:10Z'));
     const pacer = new Pacer({
       slots: new MemorySlots(),
-      settings: RateSettingsSchema.parse({
+      settings: rateSettingsSchema().parse({
         transports: { rest: { perSecond: 1, slotMs: 1000 } },
         tenants: { acme: { perMinute: 2 } },
         maxWaitMs: 0,

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { protectCountryRules, protectedSmsCountries } from '../../../infra/constructs/smsProtect.js';
 import { checkCountry, countryOf } from '../../../lib/domain/countryRules.js';
 import { isThrottle, onSuccess, onThrottle, slotCredit, slotOf } from '../../../lib/domain/pacing.js';
-import { PurposePolicySchema } from '../../../lib/domain/purposes.js';
+import { purposePolicySchema } from '../../../lib/domain/purposes.js';
 import { decideBreaker, freshWindowStart, windowStartOf } from '../../../lib/domain/spendBreaker.js';
 import { canTransition } from '../../../lib/domain/states.js';
-import { maxConcurrencyFor, RateSettingsSchema } from '../../../lib/rate/settings.js';
+import { maxConcurrencyFor, rateSettingsSchema } from '../../../lib/rate/settings.js';
 
 describe('SMS country rules (libphonenumber-js)', () => {
   it('reads the country from the E.164 number, telling +1 countries apart', () => {
@@ -39,10 +39,10 @@ describe('SMS country rules (libphonenumber-js)', () => {
       attachments: 'forbidden',
       retentionDays: 30,
     };
-    expect(PurposePolicySchema.safeParse({ ...base, smsCountries: ['uk'] }).success).toBe(false);
-    expect(PurposePolicySchema.safeParse({ ...base, smsSpendBreaker: {} }).success).toBe(false);
+    expect(purposePolicySchema().safeParse({ ...base, smsCountries: ['uk'] }).success).toBe(false);
+    expect(purposePolicySchema().safeParse({ ...base, smsSpendBreaker: {} }).success).toBe(false);
     expect(
-      PurposePolicySchema.parse({ ...base, smsSpendBreaker: { maxSends: 100 } }).smsSpendBreaker,
+      purposePolicySchema().parse({ ...base, smsSpendBreaker: { maxSends: 100 } }).smsSpendBreaker,
     ).toEqual({
       maxSends: 100,
       windowSeconds: 3600,
@@ -105,14 +105,14 @@ describe('pacing rules', () => {
   });
 
   it('maximum concurrency follows the slowest pace', () => {
-    const settings = RateSettingsSchema.parse({
+    const settings = rateSettingsSchema().parse({
       transports: { ses: { perSecond: 14 }, rest: { perSecond: 200 } },
     });
     expect(maxConcurrencyFor(settings, { recordsAtOnce: 5, sendLatencyMs: 300, cap: 1000 })).toBe(2);
-    const fast = RateSettingsSchema.parse({ transports: { rest: { perSecond: 500 } } });
+    const fast = rateSettingsSchema().parse({ transports: { rest: { perSecond: 500 } } });
     expect(maxConcurrencyFor(fast, { recordsAtOnce: 5, sendLatencyMs: 300, cap: 1000 })).toBe(31);
     expect(
-      maxConcurrencyFor(RateSettingsSchema.parse({}), { recordsAtOnce: 5, sendLatencyMs: 300, cap: 9 }),
+      maxConcurrencyFor(rateSettingsSchema().parse({}), { recordsAtOnce: 5, sendLatencyMs: 300, cap: 9 }),
     ).toBe(undefined);
   });
 

@@ -1,7 +1,7 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { ProviderCircuitSchema } from '../../../lib/config.js';
+import { providerCircuitSchema } from '../../../lib/config.js';
 import { createOutcomeConsumer } from '../../../lib/events/OutcomeConsumer.js';
 import type { ReportTally } from '../../../lib/transports/reportLag.js';
 import {
@@ -19,7 +19,7 @@ import { at, notificationRecords, streamRecord } from '../../fixtures/archive/st
 // and https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_StreamRecord.html
 // (ApproximateCreationDateTime in seconds, images as attribute values): test/fixtures/archive/streamRecords.ts.
 
-const settings = ProviderCircuitSchema.parse({});
+const settings = providerCircuitSchema().parse({});
 const LAG_MS = settings.reportLagSeconds * 1000;
 const t0 = at('2026-11-30T10:00:10Z');
 
@@ -252,9 +252,9 @@ describe('the report-lag judgement (pure)', () => {
 
   it('rejects a window no longer than the lag (no minute would ever be judged)', () => {
     // Act & Assess
-    expect(ProviderCircuitSchema.safeParse({ reportLagSeconds: 600, reportWindowSeconds: 600 }).success).toBe(
-      false,
-    );
+    expect(
+      providerCircuitSchema().safeParse({ reportLagSeconds: 600, reportWindowSeconds: 600 }).success,
+    ).toBe(false);
   });
 });
 
