@@ -1,8 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { clientOptionsFor, sqsClient } from '../../lib/aws/clients.js';
-import { SqsIntentPublisher } from '../../lib/aws/SqsIntentPublisher.js';
+import { clientOptionsFor } from '../../lib/aws/clientOptions.js';
+import { lazyIntentPublisher } from '../../lib/aws/lazyIntentPublisher.js';
 import { functionConfig } from '../../lib/config.js';
 import { systemClock } from '../../lib/domain/clock.js';
 import { evidenceRecorderFor, pullEvidenceFor } from '../../lib/evidenceWiring.js';
@@ -34,7 +34,8 @@ const runCursor = new DynamoRunCursor(documentClient, config.ledgerTable);
 const providers = providerChainsFor(config);
 const transports = { email: providers.email[0]!, sms: providers.sms[0]! };
 const purposes = purposesFor(config);
-const publisher = new SqsIntentPublisher(sqsClient(clientOptionsFor(config, 'endpointSqs')), config.queueUrl);
+// SQS loads on the sweep's first re-publish of a stranded notification, not at init.
+const publisher = lazyIntentPublisher(clientOptionsFor(config, 'endpointSqs'), config.queueUrl);
 // The sweep looks at a parked message one grace period after it should have come back by itself.
 const graceMs = (config.parkGraceSeconds ?? 360) * 1000;
 const evidence = evidenceRecorderFor(

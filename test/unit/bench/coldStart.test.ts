@@ -207,3 +207,22 @@ describe('the CLI bundle (scripts/build.mjs)', () => {
     );
   }, 60_000);
 });
+
+describe('the reconcile bundle (scripts/lambdaBundle.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-reconcile-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // Each scheduled run is a cold start; only a sweep that re-publishes a stranded notification needs SQS
+  // (lib/aws/lazyIntentPublisher.ts).
+  it('keeps SQS off the module path', async () => {
+    const { metafile } = await bundleLambda('functions/reconcile/index.ts', dir, {
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const row = packageBytes(metafile, modulePath(metafile, dir)).find(
+      (p) => p.name === '@aws-sdk/client-sqs',
+    );
+    expect(row?.modulePathBytes ?? 0, 'SQS on the module path').toBe(0);
+    expect(row?.onDemandBytes ?? 0, 'SQS in an on-demand chunk').toBeGreaterThan(0);
+  }, 60_000);
+});
