@@ -5,6 +5,7 @@ import { PROVIDER_CIRCUIT_DEFAULTS as CIRCUIT_DEFAULTS, FAST_RULES, fastConfig }
 import { lazySchema } from './domain/lazySchema.js';
 import { ATTENTION_SHARDS } from './ledger/attentionIndex.js';
 import { rateSettingsSchema } from './rate/settings.js';
+import { EMAIL_TRANSPORTS, SMS_TRANSPORTS } from './transportNames.js';
 
 /**
  * Every setting Sendproof reads from the environment, parsed once. Nothing else reads process.env.
@@ -86,8 +87,7 @@ const addIssue = (ctx: z.core.ParsePayload, message: string): void => {
   ctx.issues.push({ code: 'custom', message, input: ctx.value });
 };
 
-export const EMAIL_TRANSPORTS = ['ses', 'simulator', 'rest', 'resend', 'sendgrid'] as const;
-export const SMS_TRANSPORTS = ['sms-v2', 'simulator', 'rest', 'twilio'] as const;
+export { EMAIL_TRANSPORTS, SMS_TRANSPORTS };
 
 /**
  * An ordered provider list (`ses,sendgrid`): the first is the channel's primary, each next one is where a

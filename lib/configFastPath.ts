@@ -1,4 +1,5 @@
 import { ATTENTION_SHARDS } from './ledger/attentionIndex.js';
+import { EMAIL_TRANSPORTS as EMAIL, SMS_TRANSPORTS as SMS } from './transportNames.js';
 
 /**
  * The configuration's fast path: the environment a function is deployed with, read without zod.
@@ -39,8 +40,6 @@ export const PROVIDER_CIRCUIT_DEFAULTS = Object.freeze({
   reportLateShare: 0.5,
 });
 
-const EMAIL = ['ses', 'simulator', 'rest', 'resend', 'sendgrid'] as const;
-const SMS = ['sms-v2', 'simulator', 'rest', 'twilio'] as const;
 const resourceName: Rule = { kind: 'string', min: 3 };
 const text: Rule = { kind: 'string' };
 const nonEmpty: Rule = { kind: 'string', min: 1 };
