@@ -1,5 +1,10 @@
 import type { Config } from '../config.js';
-import { type AdapterClasses, buildProviderChains, type ProviderChains, type TransportDeps } from './build.js';
+import {
+  type AdapterClasses,
+  buildProviderChains,
+  type ProviderChains,
+  type TransportDeps,
+} from './build.js';
 import type { Transport } from './port.js';
 import { ResendTransport } from './ResendTransport.js';
 import { RestTransport } from './RestTransport.js';

@@ -27,7 +27,10 @@ const ADAPTER_MODULES: { [K in AdapterClass]: () => Promise<AdapterClasses[K]> }
  * same configuration errors (thrown by the same `buildProviderChains`, after the modules load), but only
  * the configured adapters' modules are imported.
  */
-export const loadProviderChains = async (config: Config, deps: TransportDeps = {}): Promise<ProviderChains> => {
+export const loadProviderChains = async (
+  config: Config,
+  deps: TransportDeps = {},
+): Promise<ProviderChains> => {
   const loaded = await Promise.all(
     adapterClassesOf(config).map(async (key) => [key, await ADAPTER_MODULES[key]()] as const),
   );
