@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AttachmentStore, UriAttachmentStore } from './attachments/AttachmentStore.js';
 import { clientOptionsFor } from './aws/clientOptions.js';
 import { isRecordingAwsCommands, recordKeyringCall } from './aws/commandLog.js';
-import { type Config, FUNCTION_SETTINGS, requireSettings } from './config.js';
+import { type Config, FUNCTION_SETTINGS, failsOver, requireSettings } from './config.js';
 import { ConfigurationError } from './domain/errors.js';
 import type { PurposeRegistry } from './domain/purposes.js';
 import { DynamoGateFacts } from './ledger/DynamoGateFacts.js';
@@ -16,8 +16,8 @@ import { lazySealer } from './seal/lazySealer.js';
 import { resolveContentHashKey } from './secrets/contentHashKey.js';
 import { FileTemplateStore } from './templates/FileTemplateStore.js';
 import type { TemplateRenderer } from './templates/port.js';
-import { providerChainsFor } from './transports/configured.js';
-import { ProviderHealth } from './transports/health.js';
+import type { ProviderHealth, ProviderHealthDeps } from './transports/health.js';
+import { loadProviderChainsFor } from './transports/load.js';
 import type { Transport } from './transports/port.js';
 import { documentClientFor, ledgerFor, purposesFor } from './wiring.js';
 
@@ -130,25 +130,25 @@ const recordedKeyring = (config: Config, sealer: IntentSealer): IntentSealer => 
 
 /**
  * The providers' shared circuits (one `health#<provider>` item each in the ledger table), when a channel
- * has more than one provider to fail over to; undefined otherwise (nothing to skip to, nothing read).
+ * has more than one provider to fail over to; undefined otherwise (nothing to skip to, nothing read, and
+ * lib/transports/health.ts not even loaded: it is off the cold-start path of a dispatcher without failover).
  */
-export const circuitsFor = (
+export const circuitsFor = async (
   config: Config,
   documentClient: DynamoDBDocumentClient,
-  deps: Omit<import('./transports/health.js').ProviderHealthDeps, 'settings'>,
-): ProviderHealth | undefined => {
-  const failover = (config.emailProviders?.length ?? 0) > 1 || (config.smsProviders?.length ?? 0) > 1;
-  if (!failover) return undefined;
-  return new ProviderHealth(documentClient, requireSettings(config, ['ledgerTable']).ledgerTable, {
-    ...deps,
-    settings: config.providerCircuit,
-  });
+  deps: Omit<ProviderHealthDeps, 'settings'>,
+): Promise<ProviderHealth | undefined> => {
+  if (!failsOver(config)) return undefined;
+  const table = requireSettings(config, ['ledgerTable']).ledgerTable;
+  const { ProviderHealth } = await import('./transports/health.js');
+  return new ProviderHealth(documentClient, table, { ...deps, settings: config.providerCircuit });
 };
 
 export const createRuntime = async (config: Config): Promise<Runtime> => {
   const settings = requireSettings(config, FUNCTION_SETTINGS.dispatch);
   const documentClient = documentClientFor(config);
-  const providers = providerChainsFor(config);
+  // Only the adapters the configuration names are loaded (lib/transports/load.ts), not all six.
+  const providers = await loadProviderChainsFor(config);
   return {
     config,
     documentClient,

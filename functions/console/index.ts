@@ -23,7 +23,7 @@ const athena =
   config.athenaWorkGroup && config.athenaDatabase
     ? { workGroup: config.athenaWorkGroup, database: config.athenaDatabase }
     : undefined;
-const { handler: consoleHandler } = consoleHandlerFor(config, {
+const { handler: consoleHandler } = await consoleHandlerFor(config, {
   authenticate: jwtClaimsAuthenticator(),
   auditLog: stdoutAuditLog(),
   // The named audit queries run in the archive's Athena workgroup (the same SQL as the local DuckDB). The

@@ -41,7 +41,7 @@ const recorder = onFirstUse(async () => {
 const evidence: RecordedEvidence = {
   applyRecordedEvidence: async (row) => (await recorder()).applyRecordedEvidence(row),
 };
-const circuits = circuitsFor(config, runtime.documentClient, {
+const circuits = await circuitsFor(config, runtime.documentClient, {
   now: () => systemClock.now(),
   workerId,
   logger,

@@ -11,7 +11,7 @@ import { type ReconcilePageResult, Reconciler } from '../../lib/reconcile/Reconc
 import { DynamoRunCursor } from '../../lib/reconcile/RunCursor.js';
 import { Sweeper } from '../../lib/reconcile/Sweeper.js';
 import { reportLagJudgeFor } from '../../lib/reportLagWiring.js';
-import { providerChainsFor } from '../../lib/transports/configured.js';
+import { loadProviderChainsFor } from '../../lib/transports/load.js';
 import { documentClientFor, ledgerFor, purposesFor } from '../../lib/wiring.js';
 import { powertoolsSink, publishMetrics } from './metricsSink.js';
 
@@ -30,8 +30,9 @@ const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE
 const documentClient = documentClientFor(config);
 const ledger = ledgerFor(config, documentClient);
 const runCursor = new DynamoRunCursor(documentClient, config.ledgerTable);
-// Lookups call the provider, so they need its credentials (cached by Powertools for five minutes).
-const providers = providerChainsFor(config);
+// Lookups call the provider, so they need its credentials (cached by Powertools for five minutes). Only
+// the configured adapters are loaded (lib/transports/load.ts).
+const providers = await loadProviderChainsFor(config);
 const transports = { email: providers.email[0]!, sms: providers.sms[0]! };
 const purposes = purposesFor(config);
 // SQS loads on the sweep's first re-publish of a stranded notification, not at init.

@@ -54,7 +54,7 @@ export const startLocalConsole = async (
   const operatorToken = newToken();
   const operator: Principal = { id: options.operatorId ?? 'local-operator', role: 'operator' };
   const auditLogFile = join(options.stateDir ?? join(state.archiveDir, '..'), 'console-audit.jsonl');
-  const { handler, deps } = consoleHandlerFor(consoleConfig, {
+  const { handler, deps } = await consoleHandlerFor(consoleConfig, {
     authenticate: staticTokenAuthenticator([
       { token: viewerToken, principal: { id: 'local-viewer', role: 'viewer' } },
       { token: operatorToken, principal: operator },

@@ -8,7 +8,7 @@ import { cancelNotifications } from '../publish/cancelNotifications.js';
 import { transportNamesOf } from '../rate/TransportHolds.js';
 import { type IntentPublisher, OperatorDecisions } from '../reconcile/OperatorDecisions.js';
 import { failoverChainsOf } from '../transports/health.js';
-import { createTransports } from '../transports/index.js';
+import { loadProviderChains } from '../transports/load.js';
 import { documentClientFor, ledgerFor, operatorQueriesFor, purposesFor } from '../wiring.js';
 import {
   capabilitiesOf,
@@ -44,27 +44,27 @@ export interface ConsoleWiring {
 /**
  * Capabilities of the configured transports. The console never sends or looks up, so it holds no
  * provider credentials: the transports are built with a credentials source that refuses, and only their
- * (static) capabilities are read. A configuration they cannot be built from shows none.
+ * (static) capabilities are read. A configuration they cannot be built from shows none. Only the
+ * configured adapters are loaded (lib/transports/load.ts), so the others stay off the cold-start path.
  */
-export const consoleCapabilities = (config: Config) => {
+export const consoleCapabilities = async (config: Config) => {
   try {
-    return capabilitiesOf(
-      createTransports(config, {
-        providerSecrets: async () => {
-          throw new ConfigurationError('the console holds no provider credentials');
-        },
-      }),
-    );
+    const chains = await loadProviderChains(config, {
+      providerSecrets: async () => {
+        throw new ConfigurationError('the console holds no provider credentials');
+      },
+    });
+    return capabilitiesOf({ email: chains.email[0]!, sms: chains.sms[0]! });
   } catch {
     return () => undefined;
   }
 };
 
 /** The console handler built from config the one way both the Lambda and the local server use. */
-export const consoleHandlerFor = (
+export const consoleHandlerFor = async (
   config: Config & { ledgerTable: string },
   wiring: ConsoleWiring,
-): { handler: ConsoleHandler; deps: ConsoleDeps } => {
+): Promise<{ handler: ConsoleHandler; deps: ConsoleDeps }> => {
   const doc = documentClientFor(config);
   const ledger = ledgerFor(config, doc);
   // SQS serves two actions only: a resend decision publishes to the intake queue, the overview reads the
@@ -99,7 +99,7 @@ export const consoleHandlerFor = (
     stats: dynamoLedgerStats(doc, config.ledgerTable, () => systemClock.now()),
     search: dynamoNotificationSearch(doc, config.ledgerTable, ledger),
     // Building the transports reads no secret: credentials are fetched on a send or a lookup only.
-    capabilities: consoleCapabilities(config),
+    capabilities: await consoleCapabilities(config),
     auditLog: wiring.auditLog,
     ...(audit ? { audit } : {}),
     // The SLO panel reads the archive through the same named queries (slo-attainment): DuckDB locally,

@@ -1,8 +1,8 @@
 import type { Channel } from '../domain/purposes.js';
 import { isReplay } from '../domain/resume.js';
 import type { DeliveryRecord } from '../ledger/port.js';
+import { CIRCUIT_METRIC } from '../transports/circuitMetric.js';
 import { NEVER_LEFT_REASONS } from '../transports/classify.js';
-import { CIRCUIT_METRIC } from '../transports/health.js';
 import type { SendResult, Transport } from '../transports/port.js';
 import type { ChannelRun, DispatchContext } from './run.js';
 

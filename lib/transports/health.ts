@@ -3,6 +3,7 @@ import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk
 import { batchGetByPk } from '../aws/batchGet.js';
 import { type Config, type ProviderCircuitSettings, providersOf } from '../config.js';
 import type { MetricsSink, RunLogger } from '../observability.js';
+import { CIRCUIT_METRIC } from './circuitMetric.js';
 import { NEVER_LEFT_REASONS } from './classify.js';
 import type { SendResult } from './port.js';
 
@@ -28,13 +29,7 @@ import type { SendResult } from './port.js';
 export const HEALTH_PREFIX = 'health#';
 export const healthKey = (provider: string): string => `${HEALTH_PREFIX}${provider}`;
 
-export const CIRCUIT_METRIC = {
-  /** One per opening, dimension `provider`: alarmed (infra/constructs/Alarms.ts). */
-  opened: 'ProviderCircuitOpened',
-  closed: 'ProviderCircuitClosed',
-  /** A row moved off a provider (dimension `provider`, the one it left): alarmed. */
-  failovers: 'ProviderFailovers',
-} as const;
+export { CIRCUIT_METRIC };
 
 /** How long a probe belongs to the dispatcher that took it; after that another may probe. */
 export const PROBE_LEASE_MS = 30_000;

@@ -11,7 +11,7 @@ import {
 } from '../../lib/config.js';
 import { fastConfig } from '../../lib/configFastPath.js';
 import { consoleCapabilities } from '../../lib/console/wiring.js';
-import { transportsFor } from '../../lib/transports/configured.js';
+import { loadProviderChainsFor } from '../../lib/transports/load.js';
 import { SES_AND_SMS, synthStack } from './synth.js';
 
 const SYNTH_TIMEOUT = 120_000;
@@ -61,7 +61,7 @@ describe('every deployed function can start with the environment the stack gives
   for (const [name, props] of CONFIGURATIONS) {
     it(
       `${name}: each entry's required settings are present and its transports can be built`,
-      () => {
+      async () => {
         // Prepare
         const { stack, template } = synthStack(props as never);
         const functions: Record<FunctionName, typeof stack.ledger.dispatcher.function> = {
@@ -81,14 +81,15 @@ describe('every deployed function can start with the environment the stack gives
           const id = stack.getLogicalId(construct.fn.node.defaultChild as never);
           const env = resolveTokens(template.toJSON().Resources[id].Properties.Environment.Variables);
           // Act: exactly what the entry does at cold start (functions/<fn>/index.ts)
-          const start = (): void => {
+          const start = async (): Promise<void> => {
             const config = requireSettings(loadConfig(env), FUNCTION_SETTINGS[fn]);
-            if (fn === 'dispatch' || fn === 'reconcile') transportsFor(config);
+            if (fn === 'dispatch' || fn === 'reconcile') await loadProviderChainsFor(config);
             // The console shows each row's transport capabilities, built without any provider secret.
-            if (fn === 'console') expect(consoleCapabilities(config)(undefined, 'email')).toBeDefined();
+            if (fn === 'console')
+              expect((await consoleCapabilities(config))(undefined, 'email')).toBeDefined();
           };
           // Assess
-          expect(start, `${fn} under ${name}`).not.toThrow();
+          await expect(start(), `${fn} under ${name}`).resolves.toBeUndefined();
           // The cold start reads this environment without building the config schema, to the same settings.
           const settings = settingsFromEnv(env);
           const fast = fastConfig(settings);

@@ -2,7 +2,7 @@ import { retentionTtl } from '../../domain/purposes.js';
 import { isReplay } from '../../domain/resume.js';
 import type { DeliveryRecord } from '../../ledger/port.js';
 import { METRIC } from '../../observability.js';
-import { CIRCUIT_METRIC } from '../../transports/health.js';
+import { CIRCUIT_METRIC } from '../../transports/circuitMetric.js';
 import type { SendResult } from '../../transports/port.js';
 import { holdTransport } from '../hold.js';
 import { recordOptOut } from '../optOut.js';

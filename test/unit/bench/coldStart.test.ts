@@ -226,3 +226,40 @@ describe('the reconcile bundle (scripts/lambdaBundle.mjs)', () => {
     expect(row?.onDemandBytes ?? 0, 'SQS in an on-demand chunk').toBeGreaterThan(0);
   }, 60_000);
 });
+
+describe('the provider adapters (lib/transports/load.ts)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendproof-adapters-bundle-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const ADAPTERS = ['Ses', 'Resend', 'SendGrid', 'SmsV2', 'Twilio', 'Rest'].map(
+    (name) => `lib/transports/${name}Transport.ts`,
+  );
+  const sourcesOnPath = (metafile: import('esbuild').Metafile, out: string) => {
+    const onPath = modulePath(metafile, out);
+    return new Set(
+      Object.entries(metafile.outputs)
+        .filter(([file]) => onPath.has(file))
+        .flatMap(([, output]) => Object.keys(output.inputs)),
+    );
+  };
+
+  // Issue 27: nothing on the module path the configured channels do not use. Each adapter is its own
+  // on-demand chunk, loaded at init only when the configuration names it; the circuits only with failover.
+  for (const [fn, extra] of [
+    ['dispatch', ['lib/transports/health.ts']],
+    ['reconcile', []],
+    ['console', []],
+  ] as const) {
+    it(`keeps every adapter off the ${fn} function's module path`, async () => {
+      const out = join(dir, fn);
+      const { metafile } = await bundleLambda(`functions/${fn}/index.ts`, out, {
+        metafile: true,
+        logLevel: 'silent',
+      });
+      const onPath = sourcesOnPath(metafile, out);
+      for (const file of [...ADAPTERS, ...extra])
+        expect(onPath.has(file), `${file} on the module path`).toBe(false);
+      const bundled = new Set(Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs)));
+      for (const file of ADAPTERS) expect(bundled.has(file), `${file} in an on-demand chunk`).toBe(true);
+    }, 60_000);
+  }
+});
